@@ -1,0 +1,62 @@
+/* Runtime configuration: defaults, then fields set in code, then WEFT_*
+ * environment variables, which win. docs/configuration.md catalogues every
+ * variable. */
+#ifndef WEFT_CONFIG_H
+#define WEFT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <weft/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How tasks become execution (WEFT_MODEL). */
+typedef enum weft_model {
+	WEFT_MODEL_THREADS = 0, /* N kernel workers sharing one ready queue */
+	WEFT_MODEL_SPAWN = 1,   /* one kernel thread created and joined per task */
+	WEFT_MODEL_COUNT_
+} weft_model;
+
+/* The order in which ready tasks are picked (WEFT_POLICY). */
+typedef enum weft_policy {
+	WEFT_POLICY_PRIORITY = 0, /* smaller priority first, FIFO among equals */
+	WEFT_POLICY_FIFO = 1,     /* first posted, first run */
+	WEFT_POLICY_COUNT_
+} weft_policy;
+
+/* Where the worker count came from; reported in the statistics. */
+typedef enum weft_workers_source {
+	WEFT_WORKERS_FROM_AFFINITY = 0, /* CPUs in sched_getaffinity */
+	WEFT_WORKERS_FROM_CGROUP = 1,   /* the cgroup CPU limit, lower than affinity */
+	WEFT_WORKERS_FROM_CONFIG = 2,   /* weft_config.workers set in code */
+	WEFT_WORKERS_FROM_ENV = 3,      /* WEFT_WORKERS */
+	WEFT_WORKERS_SOURCE_COUNT_
+} weft_workers_source;
+
+typedef struct weft_config {
+	weft_model model;    /* default WEFT_MODEL_THREADS */
+	weft_policy policy;  /* default WEFT_POLICY_PRIORITY */
+	int workers;         /* 0: one per CPU this process may use */
+	long queue_capacity; /* most tasks queued at once; 0: unbounded */
+	int stats;           /* non-zero: print statistics to stderr at destroy */
+	void *reserved[8];   /* room to grow without breaking the ABI; keep zero */
+} weft_config;
+
+/* weft_config_init fills *cfg with the defaults. It does not read the
+ * environment: that happens in weft_rt_create, so that an environment value
+ * wins over a field set in code. Returns WEFT_EINVAL if cfg is NULL. */
+WEFT_EXTERN int weft_config_init(weft_config *cfg);
+
+/* Names used by WEFT_MODEL, WEFT_POLICY and the statistics. NULL when the
+ * value is out of range. */
+WEFT_EXTERN const char *weft_model_name(weft_model model);
+WEFT_EXTERN const char *weft_policy_name(weft_policy policy);
+WEFT_EXTERN const char *weft_workers_source_name(weft_workers_source source);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

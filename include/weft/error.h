@@ -1,0 +1,43 @@
+/* Error codes. Every weft function that can fail returns 0 or one of these
+ * negative codes; weft_strerror() and weft_err_name() describe them. */
+#ifndef WEFT_ERROR_H
+#define WEFT_ERROR_H
+
+#include <weft/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, value, message): the one table of codes. */
+#define WEFT_ERRNO_MAP(X)                                                         \
+	X(OK, 0, "success")                                                       \
+	X(EINVAL, -1, "invalid argument or misuse of the API")                    \
+	X(ENOMEM, -2, "out of memory")                                            \
+	X(EFULL, -3, "the ready queue is full")                                   \
+	X(EDEADLK, -4, "waiting here would deadlock (called from inside a task)") \
+	X(EAGAIN, -5, "the system refused to create a thread")                    \
+	X(ESHUTDOWN, -6, "the runtime is shutting down")                          \
+	X(ENOTSUP, -7, "not supported by this model or platform")                 \
+	X(EBUSY, -8, "the task is already posted and has not finished")           \
+	X(ECANCELED, -9, "the task was cancelled before it ran")                  \
+	X(ETIMEDOUT, -10, "timed out")
+
+enum weft_errno {
+#define WEFT__ERRNO_ENUM(name, value, msg) WEFT_##name = (value),
+	WEFT_ERRNO_MAP(WEFT__ERRNO_ENUM)
+#undef WEFT__ERRNO_ENUM
+};
+
+/* weft_strerror returns a static message for an error code (or for an unknown
+ * code, "unknown weft error"). Safe from any thread. */
+WEFT_EXTERN const char *weft_strerror(int err);
+
+/* weft_err_name returns the code's name, e.g. "WEFT_EFULL". */
+WEFT_EXTERN const char *weft_err_name(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,90 @@
+/* Tasks and task groups. Both are caller-owned: weft never allocates or
+ * frees them, so posting a task allocates nothing. A posted task must stay
+ * alive and untouched until it has finished (weft_wait returns, or its group
+ * or weft_wait_all drains); after that it may be reused or freed. */
+#ifndef WEFT_TASK_H
+#define WEFT_TASK_H
+
+#include <stdint.h>
+#include <weft/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef void (*weft_fn)(void *arg);
+
+/* The life of a task; the same names appear in statistics and traces. */
+typedef enum weft_task_state {
+	WEFT_TASK_IDLE = 0,      /* initialised, not posted */
+	WEFT_TASK_QUEUED = 1,    /* posted, waiting for a worker */
+	WEFT_TASK_RUNNING = 2,   /* its function is executing */
+	WEFT_TASK_DONE = 3,      /* its function returned */
+	WEFT_TASK_CANCELLED = 4, /* discarded by a cancelling destroy */
+	WEFT_TASK_STATE_COUNT_
+} weft_task_state;
+
+struct weft_rt;
+struct weft_group;
+
+typedef struct weft_task {
+	/* private: touched only by weft, through the functions below */
+	weft_fn fn_;
+	void *arg_;
+	int64_t priority_;
+	uint64_t seq_;             /* post order, for FIFO among equal priorities */
+	struct weft_task *next_;   /* queue link, or sibling in a heap */
+	struct weft_task *child_;  /* first child in a heap */
+	struct weft_group *group_; /* group to notify at completion, or NULL */
+	uint32_t state_;           /* weft_task_state | waiter bit, atomic */
+	uint32_t flags_;
+	void *reserved_[4];
+} weft_task;
+
+typedef struct weft_group {
+	/* private */
+	uint32_t pending_; /* tasks posted in the group and not finished, atomic */
+	uint32_t waiters_; /* non-zero while someone sleeps in weft_group_wait */
+	void *reserved_[4];
+} weft_group;
+
+/* weft_task_init prepares a task to run fn(arg) with priority 0. Returns
+ * WEFT_EINVAL if t or fn is NULL. Must not be called on a task that is
+ * queued or running. */
+WEFT_EXTERN int weft_task_init(weft_task *t, weft_fn fn, void *arg);
+
+/* weft_task_set_priority sets the task's priority: under the priority policy
+ * smaller values run first, and tasks of equal priority run in post order.
+ * Returns WEFT_EINVAL for NULL, WEFT_EBUSY while the task is queued or
+ * running. */
+WEFT_EXTERN int weft_task_set_priority(weft_task *t, int64_t priority);
+WEFT_EXTERN int64_t weft_task_priority(const weft_task *t);
+
+/* weft_task_state_of returns the task's current state. */
+WEFT_EXTERN weft_task_state weft_task_state_of(const weft_task *t);
+WEFT_EXTERN const char *weft_task_state_name(weft_task_state state);
+
+/* weft_wait blocks until the task has finished. Returns 0 when it ran,
+ * WEFT_ECANCELED when a cancelling destroy discarded it, WEFT_EINVAL for NULL
+ * or a task that was never posted, and WEFT_EDEADLK when a task waits for
+ * itself. May be called from any thread, including from inside another task
+ * (which then blocks its worker). */
+WEFT_EXTERN int weft_wait(weft_task *t);
+
+/* weft_group_init prepares an empty group. Tasks join it through
+ * weft_post_in and leave it when they finish. Returns WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_group_init(weft_group *g);
+
+/* weft_group_wait blocks until every task posted into the group has
+ * finished, including tasks posted into it while waiting. Returns 0, or
+ * WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_group_wait(weft_group *g);
+
+/* weft_group_pending returns how many tasks of the group have not finished. */
+WEFT_EXTERN long weft_group_pending(const weft_group *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

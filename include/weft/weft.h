@@ -1,0 +1,26 @@
+/* weft: write a multithreaded program once, run it on whichever threading
+ * model fits, chosen at run time. This header includes the whole public API.
+ *
+ *   weft_rt *rt;
+ *   weft_rt_create(&rt, NULL);            // model, workers, policy from WEFT_*
+ *   weft_task t;
+ *   weft_task_init(&t, fn, arg);
+ *   weft_post(rt, &t);
+ *   weft_wait_all(rt);
+ *   weft_rt_destroy(rt);
+ */
+#ifndef WEFT_WEFT_H
+#define WEFT_WEFT_H
+
+#include <weft/config.h>
+#include <weft/error.h>
+#include <weft/export.h>
+#include <weft/runtime.h>
+#include <weft/stats.h>
+#include <weft/task.h>
+
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_PATCH 0
+
+#endif

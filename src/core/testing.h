@@ -1,0 +1,15 @@
+/* Hooks for weft's own tests. Not part of the public API: tests link the
+ * static library, where these hidden symbols are visible. */
+#ifndef WEFT_SRC_CORE_TESTING_H
+#define WEFT_SRC_CORE_TESTING_H
+
+/* weft__fault_thread_create makes the nth thread creation from now (1 = the
+ * next one) fail as if the system refused it; 0 disarms. Counts creations by
+ * every runtime in the process. */
+void weft__fault_thread_create(long nth);
+
+/* weft__live_allocations returns how many blocks weft has allocated and not
+ * yet freed, over all runtimes. */
+long weft__live_allocations(void);
+
+#endif
