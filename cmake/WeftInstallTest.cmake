@@ -1,0 +1,78 @@
+# ctest install.find_package, run as `cmake -P`: installs the build tree into
+# WEFT_STAGE, then builds cmake/consumer against that prefix twice,
+#   1. with CMake: find_package(weft REQUIRED), linking weft::weft and
+#      weft::weft_static;
+#   2. with pkg-config: cc main.c $(pkg-config --cflags --libs weft),
+# and runs every program built. Fails on the first step that fails.
+#
+# Inputs (-D): WEFT_BINARY_DIR, WEFT_STAGE, WEFT_LIBDIR, WEFT_CONSUMER_SOURCE,
+# WEFT_GENERATOR, WEFT_C_COMPILER, WEFT_C_FLAGS (sanitizer flags, may be empty).
+cmake_minimum_required(VERSION 3.25)
+
+foreach(_var WEFT_BINARY_DIR WEFT_STAGE WEFT_LIBDIR WEFT_CONSUMER_SOURCE WEFT_GENERATOR
+	     WEFT_C_COMPILER)
+	if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
+		message(FATAL_ERROR "WeftInstallTest.cmake: ${_var} is not set")
+	endif()
+endforeach()
+
+# run(<what> <command...>): run a command, echo it, fail loudly if it fails.
+function(run what)
+	list(JOIN ARGN " " _line)
+	message(STATUS "${what}: ${_line}")
+	execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
+		ERROR_VARIABLE _out)
+	if(NOT _rc EQUAL 0)
+		message(FATAL_ERROR "${what} failed (${_rc}):\n${_line}\n${_out}")
+	endif()
+	set(run_output "${_out}" PARENT_SCOPE)
+endfunction()
+
+set(_work "${WEFT_BINARY_DIR}/consumer")
+file(REMOVE_RECURSE "${WEFT_STAGE}" "${_work}")
+file(MAKE_DIRECTORY "${_work}")
+
+run("install" "${CMAKE_COMMAND}" --install "${WEFT_BINARY_DIR}" --prefix "${WEFT_STAGE}")
+
+foreach(_f "include/weft/weft.h" "${WEFT_LIBDIR}/libweft.a" "${WEFT_LIBDIR}/libweft.so"
+	   "${WEFT_LIBDIR}/libweft.so.0" "${WEFT_LIBDIR}/pkgconfig/weft.pc"
+	   "${WEFT_LIBDIR}/cmake/weft/weftConfig.cmake"
+	   "${WEFT_LIBDIR}/cmake/weft/weftConfigVersion.cmake")
+	if(NOT EXISTS "${WEFT_STAGE}/${_f}")
+		message(FATAL_ERROR "install did not produce ${WEFT_STAGE}/${_f}")
+	endif()
+endforeach()
+
+# 1. find_package. Only the stage may provide weft: no package registry, and
+# the cache must name the stage's config.
+set(_cbuild "${_work}/cmake-build")
+run("consumer configure" "${CMAKE_COMMAND}" -S "${WEFT_CONSUMER_SOURCE}" -B "${_cbuild}"
+	-G "${WEFT_GENERATOR}"
+	"-DCMAKE_C_COMPILER=${WEFT_C_COMPILER}"
+	"-DCMAKE_C_FLAGS=${WEFT_C_FLAGS}"
+	"-DCMAKE_PREFIX_PATH=${WEFT_STAGE}"
+	-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+file(STRINGS "${_cbuild}/CMakeCache.txt" _weft_dir REGEX "^weft_DIR:")
+string(FIND "${_weft_dir}" "${WEFT_STAGE}/" _at)
+if(NOT _at GREATER -1)
+	message(FATAL_ERROR "find_package(weft) did not use the stage: ${_weft_dir}")
+endif()
+run("consumer build" "${CMAKE_COMMAND}" --build "${_cbuild}")
+run("run consumer (weft::weft)" "${_cbuild}/consumer")
+message(STATUS "${run_output}")
+run("run consumer_static (weft::weft_static)" "${_cbuild}/consumer_static")
+
+# 2. pkg-config, with the stage's weft.pc first on the search path.
+find_program(_pkg_config NAMES pkg-config pkgconf REQUIRED)
+set(ENV{PKG_CONFIG_PATH} "${WEFT_STAGE}/${WEFT_LIBDIR}/pkgconfig")
+run("pkg-config" "${_pkg_config}" --cflags --libs weft)
+string(STRIP "${run_output}" _pc_flags)
+separate_arguments(_pc_flags UNIX_COMMAND "${_pc_flags}")
+separate_arguments(_extra UNIX_COMMAND "${WEFT_C_FLAGS}")
+run("pkg-config build" "${WEFT_C_COMPILER}" ${_extra} "${WEFT_CONSUMER_SOURCE}/main.c"
+	${_pc_flags} -o "${_work}/consumer_pc")
+set(ENV{LD_LIBRARY_PATH} "${WEFT_STAGE}/${WEFT_LIBDIR}")
+run("run consumer_pc" "${_work}/consumer_pc")
+
+message(STATUS "install.find_package: ok")

@@ -1,0 +1,209 @@
+# Test helpers, included from the root CMakeLists.txt. Each case is its own
+# ctest entry with its own TIMEOUT, so a hung test fails alone.
+#
+#   weft_add_cmocka_test(<name>
+#       SOURCES <file>...            # test sources; linked with weft_static,
+#                                    # cmocka and Threads
+#       CASES <case>...              # one ctest entry per case
+#       [MATRIX]                     # ... per case x model x worker count
+#       [TIMEOUT <seconds>]          # default 60
+#       [LIBS <lib>...])             # more libraries to link
+#
+#   Builds test_<name>. Without MATRIX, adds `<name>.<case>` running
+#   `test_<name> <case>`; with MATRIX, adds `<name>.<case>.<model>.w<N>`
+#   running `test_<name> <case> <model> <N>` for every model in
+#   WEFT_TEST_MODELS and every N in WEFT_TEST_WORKERS. The executable sees
+#   src/ and tests/ as include directories and, in sanitizer builds, the
+#   definition WEFT_TEST_UNDER_SANITIZER=1.
+#
+#   weft_add_program_test(<name>
+#       COMMAND <program-or-target> [<arg>...]
+#       [PASS_REGULAR_EXPRESSION <regex>] [FAIL_REGULAR_EXPRESSION <regex>]
+#       [WILL_FAIL]
+#       [TIMEOUT <seconds>]          # default 60
+#       [ENVIRONMENT <VAR=value>...]
+#       [WORKING_DIRECTORY <dir>]
+#       [MATRIX])                    # run as <name>.<model>.w<N> with
+#                                    # WEFT_MODEL=<model> WEFT_WORKERS=<N>
+#
+# Every test runs with WEFT_TEST=1 and without the WEFT_* variables a user
+# may have exported (WEFT_TEST_CLEARED_ENV), so a shell with WEFT_MODEL=spawn
+# does not change what ctest tests. Timeouts are multiplied by
+# WEFT_TEST_TIMEOUT_SCALE (the sanitizer presets raise it). Sanitizer builds
+# also set ASAN_OPTIONS / UBSAN_OPTIONS / TSAN_OPTIONS for every test.
+#
+# When WEFT_BUILD_TESTS is OFF both functions do nothing, so apps/ and tools/
+# may call weft_add_program_test unconditionally.
+
+set(WEFT_TEST_MODELS "threads;spawn" CACHE STRING "Models every MATRIX test runs under")
+set(WEFT_TEST_WORKERS "1;2;4;8" CACHE STRING "Worker counts every MATRIX test runs with")
+set(WEFT_TEST_TIMEOUT_SCALE "1" CACHE STRING "Multiplier for every test's TIMEOUT (integer)")
+
+# Every WEFT_* variable docs/configuration.md catalogues; unset for tests.
+set(WEFT_TEST_CLEARED_ENV
+	WEFT_MODEL WEFT_WORKERS WEFT_POLICY WEFT_QUEUE_CAPACITY WEFT_STACK_SIZE
+	WEFT_PREEMPT WEFT_QUANTUM_US WEFT_SEED WEFT_STATS WEFT_TRACE)
+
+if(WEFT_BUILD_TESTS OR WEFT_INSTALL_TEST)
+	enable_testing()
+endif()
+
+if(WEFT_BUILD_TESTS)
+	find_package(PkgConfig QUIET)
+	if(PKG_CONFIG_FOUND)
+		pkg_check_modules(WEFT_CMOCKA QUIET IMPORTED_TARGET cmocka)
+	endif()
+	if(TARGET PkgConfig::WEFT_CMOCKA)
+		set(WEFT_CMOCKA_TARGET PkgConfig::WEFT_CMOCKA)
+	else()
+		find_library(WEFT_CMOCKA_LIBRARY NAMES cmocka)
+		find_path(WEFT_CMOCKA_INCLUDE_DIR NAMES cmocka.h)
+		if(NOT WEFT_CMOCKA_LIBRARY OR NOT WEFT_CMOCKA_INCLUDE_DIR)
+			message(FATAL_ERROR "cmocka not found (Debian: libcmocka-dev); run "
+				"scripts/install-deps, or configure with -DWEFT_BUILD_TESTS=OFF")
+		endif()
+		add_library(weft_cmocka INTERFACE IMPORTED)
+		target_link_libraries(weft_cmocka INTERFACE "${WEFT_CMOCKA_LIBRARY}")
+		target_include_directories(weft_cmocka INTERFACE "${WEFT_CMOCKA_INCLUDE_DIR}")
+		set(WEFT_CMOCKA_TARGET weft_cmocka)
+	endif()
+
+	if(NOT WEFT_TEST_TIMEOUT_SCALE MATCHES "^[1-9][0-9]*$")
+		message(FATAL_ERROR "WEFT_TEST_TIMEOUT_SCALE must be a positive integer")
+	endif()
+
+	# The environment every test starts from: see the header.
+	set(_env "WEFT_TEST=set:1")
+	foreach(_var IN LISTS WEFT_TEST_CLEARED_ENV)
+		list(APPEND _env "${_var}=unset:")
+	endforeach()
+	if(WEFT_SANITIZE STREQUAL "address")
+		list(APPEND _env
+			"ASAN_OPTIONS=set:detect_leaks=1:detect_stack_use_after_return=1:strict_init_order=1"
+			"UBSAN_OPTIONS=set:print_stacktrace=1:halt_on_error=1")
+	elseif(WEFT_SANITIZE STREQUAL "thread")
+		list(APPEND _env "TSAN_OPTIONS=set:halt_on_error=1:second_deadlock_stack=1")
+	endif()
+	set(WEFT_TEST_ENV_MODIFICATION "${_env}")
+	unset(_env)
+endif()
+
+# _weft_test_properties(<test> <timeout> <labels> [<VAR=value>...]): the
+# properties every weft test gets. Extra VAR=value pairs are set after the
+# clearing, so they win.
+function(_weft_test_properties test timeout labels)
+	math(EXPR _timeout "${timeout} * ${WEFT_TEST_TIMEOUT_SCALE}")
+	set(_env ${WEFT_TEST_ENV_MODIFICATION})
+	foreach(_kv IN LISTS ARGN)
+		if(NOT _kv MATCHES "^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+			message(FATAL_ERROR "${test}: ENVIRONMENT entry '${_kv}' is not VAR=value")
+		endif()
+		list(APPEND _env "${CMAKE_MATCH_1}=set:${CMAKE_MATCH_2}")
+	endforeach()
+	set_tests_properties("${test}" PROPERTIES
+		TIMEOUT ${_timeout}
+		LABELS "${labels}"
+		ENVIRONMENT_MODIFICATION "${_env}")
+endfunction()
+
+function(weft_add_cmocka_test name)
+	if(NOT WEFT_BUILD_TESTS)
+		return()
+	endif()
+	cmake_parse_arguments(PARSE_ARGV 1 ARG "MATRIX" "TIMEOUT" "SOURCES;CASES;LIBS")
+	if(ARG_UNPARSED_ARGUMENTS)
+		message(FATAL_ERROR "weft_add_cmocka_test(${name}): unknown arguments "
+			"${ARG_UNPARSED_ARGUMENTS}")
+	endif()
+	if(NOT ARG_SOURCES OR NOT ARG_CASES)
+		message(FATAL_ERROR "weft_add_cmocka_test(${name}): SOURCES and CASES are required")
+	endif()
+	if(NOT DEFINED ARG_TIMEOUT)
+		set(ARG_TIMEOUT 60)
+	endif()
+
+	set(_exe test_${name})
+	add_executable(${_exe} ${ARG_SOURCES})
+	target_include_directories(${_exe} PRIVATE
+		"${PROJECT_SOURCE_DIR}/src" "${PROJECT_SOURCE_DIR}/tests")
+	target_compile_definitions(${_exe} PRIVATE _GNU_SOURCE
+		$<$<BOOL:${WEFT_SANITIZE}>:WEFT_TEST_UNDER_SANITIZER=1>)
+	target_link_libraries(${_exe} PRIVATE
+		weft_static ${WEFT_CMOCKA_TARGET} Threads::Threads ${ARG_LIBS})
+
+	foreach(_case IN LISTS ARG_CASES)
+		if(NOT ARG_MATRIX)
+			add_test(NAME ${name}.${_case} COMMAND ${_exe} ${_case})
+			_weft_test_properties(${name}.${_case} ${ARG_TIMEOUT} "cmocka;${name}")
+			continue()
+		endif()
+		foreach(_model IN LISTS WEFT_TEST_MODELS)
+			foreach(_n IN LISTS WEFT_TEST_WORKERS)
+				set(_test ${name}.${_case}.${_model}.w${_n})
+				add_test(NAME ${_test} COMMAND ${_exe} ${_case} ${_model} ${_n})
+				_weft_test_properties(${_test} ${ARG_TIMEOUT}
+					"cmocka;${name};${_model}")
+			endforeach()
+		endforeach()
+	endforeach()
+endfunction()
+
+function(weft_add_program_test name)
+	if(NOT WEFT_BUILD_TESTS)
+		return()
+	endif()
+	cmake_parse_arguments(PARSE_ARGV 1 ARG "WILL_FAIL;MATRIX"
+		"PASS_REGULAR_EXPRESSION;FAIL_REGULAR_EXPRESSION;TIMEOUT;WORKING_DIRECTORY"
+		"COMMAND;ENVIRONMENT")
+	if(ARG_UNPARSED_ARGUMENTS)
+		message(FATAL_ERROR "weft_add_program_test(${name}): unknown arguments "
+			"${ARG_UNPARSED_ARGUMENTS}")
+	endif()
+	if(NOT ARG_COMMAND)
+		message(FATAL_ERROR "weft_add_program_test(${name}): COMMAND is required")
+	endif()
+	if(NOT DEFINED ARG_TIMEOUT)
+		set(ARG_TIMEOUT 60)
+	endif()
+	set(_wd "")
+	if(DEFINED ARG_WORKING_DIRECTORY)
+		set(_wd WORKING_DIRECTORY "${ARG_WORKING_DIRECTORY}")
+	endif()
+
+	if(ARG_MATRIX)
+		set(_runs "")
+		foreach(_model IN LISTS WEFT_TEST_MODELS)
+			foreach(_n IN LISTS WEFT_TEST_WORKERS)
+				list(APPEND _runs "${_model}.w${_n}")
+			endforeach()
+		endforeach()
+	else()
+		set(_runs "-")
+	endif()
+
+	foreach(_run IN LISTS _runs)
+		set(_env ${ARG_ENVIRONMENT})
+		set(_labels "program;${name}")
+		if(_run STREQUAL "-")
+			set(_test ${name})
+		else()
+			set(_test ${name}.${_run})
+			string(REGEX MATCH "^(.*)\\.w([0-9]+)$" _ "${_run}")
+			list(APPEND _env "WEFT_MODEL=${CMAKE_MATCH_1}" "WEFT_WORKERS=${CMAKE_MATCH_2}")
+			list(APPEND _labels "${CMAKE_MATCH_1}")
+		endif()
+		add_test(NAME ${_test} COMMAND ${ARG_COMMAND} ${_wd})
+		_weft_test_properties(${_test} ${ARG_TIMEOUT} "${_labels}" ${_env})
+		if(ARG_WILL_FAIL)
+			set_tests_properties(${_test} PROPERTIES WILL_FAIL TRUE)
+		endif()
+		if(DEFINED ARG_PASS_REGULAR_EXPRESSION)
+			set_tests_properties(${_test} PROPERTIES
+				PASS_REGULAR_EXPRESSION "${ARG_PASS_REGULAR_EXPRESSION}")
+		endif()
+		if(DEFINED ARG_FAIL_REGULAR_EXPRESSION)
+			set_tests_properties(${_test} PROPERTIES
+				FAIL_REGULAR_EXPRESSION "${ARG_FAIL_REGULAR_EXPRESSION}")
+		endif()
+	endforeach()
+endfunction()

@@ -1,0 +1,445 @@
+/* Model threads: N kernel workers draining one ready queue.
+ *
+ * The seed's pool took one mutex for every post and every pop, kept the
+ * count of unfinished tasks under it, and broadcast a condition variable on
+ * every change, so each empty task cost several lock hand-offs and often a
+ * sleep and a wake-up. Here the work per task is kept to the few cache lines
+ * that must move between cores:
+ *
+ * - Posting pushes the task onto an inbox, a lock-free LIFO stack, with one
+ *   CAS on a line only posters write. No lock is shared with the workers.
+ * - A worker that needs work takes the scheduler lock, moves the whole inbox
+ *   into the policy's ready queue (reversing the stack restores post order,
+ *   which is when FIFO sequence numbers are stamped), and takes a task. Under
+ *   fifo it takes a batch — up to 1/N of the queue, at most BATCH_MAX — so
+ *   the lock and the queue head move once per batch; under priority it takes
+ *   one, so the order stays exact.
+ * - Completion is counted per worker, on the worker's own line. Nothing
+ *   shared is written per task, so wait_all cannot be a counter reaching
+ *   zero; instead it checks quiescence: the sum of finished counts equals the
+ *   sum of posted counts. Each count only grows and every task is counted as
+ *   posted before it can finish, so reading all finished counts first and
+ *   all posted counts second, equal sums prove a moment at which everything
+ *   posted had finished (children are posted before their parent finishes).
+ * - Idle workers spin briefly, then sleep on their own futex word. Go's
+ *   scheduler is the model for waking: a post wakes a sleeper only when no
+ *   worker is spinning (at most one wake-up in flight, claimed by a CAS of
+ *   nspinning 0 -> 1), and a spinning worker that finds work wakes one more
+ *   if it was the last spinner, so parallelism ramps up one worker at a time
+ *   rather than all at once.
+ *
+ * Lost wake-ups are prevented by the publish-then-check order on both
+ * sides, with a seq_cst fence in between:
+ *   poster: push to inbox; fence; read nspinning, nidle -> maybe wake.
+ *   worker: nspinning--, or join the idle list; fence; re-check for work.
+ * Either the poster sees the worker idle, or the worker sees the task.
+ * wait_all uses the same pattern with all_waiters against finished counts.
+ *
+ * Destroy: closing makes external posts fail (see post_external for the
+ * race with a poster already inside); the destroyer waits for quiescence,
+ * sets stopping, wakes every sleeper and joins. Cancel sets rt->cancelling
+ * first; workers then complete queued tasks as cancelled instead of running
+ * them. */
+#include <limits.h>
+#include <stdio.h>
+
+#include "core/futex.h"
+#include "core/internal.h"
+#include "core/lock.h"
+#include "core/spin.h"
+
+#define BATCH_MAX   16
+#define SPIN_ROUNDS 64
+
+typedef struct worker {
+	/* Written only by the worker itself, read by quiescence checks. */
+	WEFT__ALIGNED _Atomic uint64_t finished; /* run or cancelled */
+	_Atomic uint64_t posted;                 /* tasks this worker's tasks posted */
+	_Atomic uint64_t cancelled;
+	_Atomic uint64_t sleeps;
+	weft_task *batch; /* tasks taken from the queue, not yet run; owner only */
+	long batch_len;
+
+	/* Under threads.idle_lock. */
+	_Atomic uint32_t wake; /* futex: 1 once a waker claimed this worker */
+	struct worker *idle_next;
+
+	struct threads *m;
+	int index;
+	pthread_t thread;
+} worker;
+
+typedef struct threads {
+	weft_rt *rt;
+	int nworkers;
+	bool batch_ok;
+
+	/* Written by posters. */
+	WEFT__ALIGNED _Atomic(weft_task *) inbox;
+	_Atomic uint64_t external_posted;
+	_Atomic uint64_t external_refused; /* posted, then found the runtime closing */
+
+	/* The ready queue, under lock. ready_len mirrors ready.len for lock-free
+	 * "is there work?" checks. */
+	WEFT__ALIGNED weft__lock lock;
+	weft__readyq ready;
+	_Atomic size_t ready_len;
+
+	/* Idle and spinning workers. */
+	WEFT__ALIGNED _Atomic int nspinning;
+	_Atomic int nidle;
+	weft__lock idle_lock;
+	worker *idle_list;
+	_Atomic int stopping;
+	_Atomic uint64_t wakeups;
+
+	/* wait_all sleepers. */
+	WEFT__ALIGNED _Atomic uint32_t all_seq;
+	_Atomic int all_waiters;
+
+	worker workers[];
+} threads;
+
+static size_t state_size(int nworkers)
+{
+	return sizeof(threads) + (size_t)nworkers * sizeof(worker);
+}
+
+static bool has_work(threads *m)
+{
+	return atomic_load_explicit(&m->inbox, memory_order_relaxed) != NULL ||
+	       atomic_load_explicit(&m->ready_len, memory_order_relaxed) != 0;
+}
+
+/* Moves the inbox into the ready queue. Caller holds m->lock. */
+static void drain_inbox(threads *m)
+{
+	weft_task *stack = atomic_exchange_explicit(&m->inbox, NULL, memory_order_acquire);
+	weft_task *in_order = NULL;
+	while (stack) {
+		weft_task *next = stack->next_;
+		stack->next_ = in_order;
+		in_order = stack;
+		stack = next;
+	}
+	while (in_order) {
+		weft_task *next = in_order->next_;
+		weft__readyq_push(&m->ready, in_order);
+		in_order = next;
+	}
+}
+
+/* Refills w's batch from the shared queue. Returns false if there was none. */
+static bool take_batch(threads *m, worker *w)
+{
+	if (!has_work(m))
+		return false;
+	weft__lock_acquire(&m->lock);
+	drain_inbox(m);
+	long n = 1;
+	if (m->batch_ok) {
+		n = (long)(m->ready.len / (size_t)m->nworkers);
+		n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
+	}
+	weft_task *head = NULL, **tail = &head;
+	long got = 0;
+	while (got < n) {
+		weft_task *t = weft__readyq_pop(&m->ready);
+		if (!t)
+			break;
+		*tail = t;
+		tail = &t->next_;
+		got++;
+	}
+	*tail = NULL;
+	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
+	weft__lock_release(&m->lock);
+	w->batch = head;
+	w->batch_len = got;
+	weft__dequeued(m->rt, got);
+	return got > 0;
+}
+
+static weft_task *next_task(threads *m, worker *w)
+{
+	if (!w->batch && !take_batch(m, w))
+		return NULL;
+	weft_task *t = w->batch;
+	w->batch = t->next_;
+	w->batch_len--;
+	return t;
+}
+
+/* Wakes one idle worker, unless one is already spinning: the woken worker
+ * counts as spinning until it finds work. */
+static void wake_one(threads *m)
+{
+	int zero = 0;
+	if (!atomic_compare_exchange_strong(&m->nspinning, &zero, 1))
+		return;
+	weft__lock_acquire(&m->idle_lock);
+	worker *w = m->idle_list;
+	if (w) {
+		m->idle_list = w->idle_next;
+		atomic_fetch_sub(&m->nidle, 1);
+		/* Set under the lock: the worker resets it under the same lock
+		 * when it next goes idle, so a late store cannot leak into that. */
+		atomic_store(&w->wake, 1);
+	}
+	weft__lock_release(&m->idle_lock);
+	if (!w) {
+		atomic_fetch_sub(&m->nspinning, 1);
+		return;
+	}
+	atomic_fetch_add_explicit(&m->wakeups, 1, memory_order_relaxed);
+	weft__futex_wake(&w->wake, 1);
+}
+
+static void wake_if_needed(threads *m)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&m->nspinning, memory_order_relaxed) == 0 &&
+	    atomic_load_explicit(&m->nidle, memory_order_relaxed) > 0)
+		wake_one(m);
+}
+
+static bool quiescent(threads *m)
+{
+	uint64_t finished = 0, posted = 0;
+	for (int i = 0; i < m->nworkers; i++)
+		finished += atomic_load(&m->workers[i].finished);
+	finished += atomic_load(&m->external_refused);
+	for (int i = 0; i < m->nworkers; i++)
+		posted += atomic_load(&m->workers[i].posted);
+	posted += atomic_load(&m->external_posted);
+	return finished == posted;
+}
+
+static void notify_all_waiters(threads *m)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&m->all_waiters, memory_order_relaxed) > 0 && quiescent(m)) {
+		atomic_fetch_add(&m->all_seq, 1);
+		weft__futex_wake(&m->all_seq, INT_MAX);
+	}
+}
+
+static void threads_wait_all(weft_rt *rt)
+{
+	threads *m = rt->model_state;
+	for (;;) {
+		uint32_t seq = atomic_load(&m->all_seq);
+		atomic_fetch_add(&m->all_waiters, 1);
+		if (quiescent(m)) {
+			atomic_fetch_sub(&m->all_waiters, 1);
+			return;
+		}
+		/* While closing, a refused poster bumps external_refused without
+		 * waking anyone (it must not touch the runtime afterwards), so
+		 * poll rather than rely on a wake-up. */
+		int64_t timeout = atomic_load(&rt->closing) ? 1000000 : -1;
+		weft__futex_wait(&m->all_seq, seq, timeout);
+		atomic_fetch_sub(&m->all_waiters, 1);
+	}
+}
+
+/* Puts w on the idle list and sleeps until woken. Returns false if, after
+ * publishing itself idle, w found work or the stop request and left the
+ * list itself (then it is not spinning). */
+static bool sleep_idle(threads *m, worker *w)
+{
+	weft__lock_acquire(&m->idle_lock);
+	atomic_store(&w->wake, 0);
+	w->idle_next = m->idle_list;
+	m->idle_list = w;
+	atomic_fetch_add(&m->nidle, 1);
+	weft__lock_release(&m->idle_lock);
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (has_work(m) || atomic_load(&m->stopping)) {
+		bool removed = false;
+		weft__lock_acquire(&m->idle_lock);
+		for (worker **p = &m->idle_list; *p; p = &(*p)->idle_next) {
+			if (*p == w) {
+				*p = w->idle_next;
+				atomic_fetch_sub(&m->nidle, 1);
+				removed = true;
+				break;
+			}
+		}
+		weft__lock_release(&m->idle_lock);
+		if (removed)
+			return false;
+		/* A waker claimed us already and counted us as spinning. */
+		return true;
+	}
+	atomic_fetch_add_explicit(&w->sleeps, 1, memory_order_relaxed);
+	while (atomic_load(&w->wake) == 0)
+		weft__futex_wait(&w->wake, 0, -1);
+	return true;
+}
+
+static void *worker_main(void *arg)
+{
+	worker *w = arg;
+	threads *m = w->m;
+	weft_rt *rt = m->rt;
+	weft__tls.rt = rt;
+	weft__tls.index = w->index;
+	bool spinning = false;
+
+	for (;;) {
+		weft_task *t = next_task(m, w);
+		if (t) {
+			if (spinning) {
+				spinning = false;
+				if (atomic_fetch_sub(&m->nspinning, 1) == 1 && has_work(m))
+					wake_if_needed(m);
+			}
+			uint64_t cancelled = !weft__run_task(rt, t);
+			atomic_store_explicit(&w->cancelled, w->cancelled + cancelled,
+			                      memory_order_relaxed);
+			atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+			continue;
+		}
+
+		notify_all_waiters(m);
+		if (!spinning) {
+			int busy = m->nworkers - atomic_load(&m->nidle);
+			if (2 * atomic_load(&m->nspinning) < busy) {
+				atomic_fetch_add(&m->nspinning, 1);
+				spinning = true;
+			}
+		}
+		if (spinning) {
+			for (int i = 0; i < SPIN_ROUNDS && !has_work(m); i++)
+				weft__cpu_relax();
+			if (has_work(m))
+				continue;
+			spinning = false;
+			atomic_fetch_sub(&m->nspinning, 1);
+		}
+		atomic_thread_fence(memory_order_seq_cst);
+		if (has_work(m))
+			continue;
+		if (atomic_load(&m->stopping))
+			break;
+		spinning = sleep_idle(m, w);
+	}
+	if (spinning)
+		atomic_fetch_sub(&m->nspinning, 1);
+	weft__tls.rt = NULL;
+	weft__tls.index = -1;
+	return NULL;
+}
+
+static void push_inbox(threads *m, weft_task *t)
+{
+	weft_task *head = atomic_load_explicit(&m->inbox, memory_order_relaxed);
+	do
+		t->next_ = head;
+	while (!atomic_compare_exchange_weak_explicit(&m->inbox, &head, t, memory_order_release,
+	                                              memory_order_relaxed));
+}
+
+static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
+{
+	threads *m = rt->model_state;
+	if (from_task) {
+		worker *w = &m->workers[weft__tls.index];
+		atomic_store_explicit(&w->posted, w->posted + 1, memory_order_relaxed);
+	} else {
+		/* Count first, then look at closing: a destroyer sets closing and
+		 * then waits for quiescence, so either it counts this post and
+		 * waits for the task, or this poster sees closing and refuses. */
+		atomic_fetch_add(&m->external_posted, 1);
+		if (atomic_load(&rt->closing)) {
+			atomic_fetch_add(&m->external_refused, 1);
+			return WEFT_ESHUTDOWN;
+		}
+	}
+	push_inbox(m, t);
+	wake_if_needed(m);
+	return 0;
+}
+
+static void stop_workers(threads *m, int started)
+{
+	atomic_store(&m->stopping, 1);
+	weft__lock_acquire(&m->idle_lock);
+	for (worker *w = m->idle_list; w; w = w->idle_next) {
+		atomic_store(&w->wake, 1);
+		atomic_fetch_add(&m->nspinning, 1);
+		weft__futex_wake(&w->wake, 1);
+	}
+	m->idle_list = NULL;
+	atomic_store(&m->nidle, 0);
+	weft__lock_release(&m->idle_lock);
+	for (int i = 0; i < started; i++)
+		pthread_join(m->workers[i].thread, NULL);
+}
+
+static void threads_release(weft_rt *rt)
+{
+	threads *m = rt->model_state;
+	weft__free(m, state_size(m->nworkers));
+	rt->model_state = NULL;
+}
+
+static int threads_start(weft_rt *rt)
+{
+	int n = rt->cfg.workers;
+	threads *m = weft__alloc(state_size(n));
+	if (!m)
+		return WEFT_ENOMEM;
+	m->rt = rt;
+	m->nworkers = n;
+	weft__readyq_init(&m->ready, rt->cfg.policy);
+	m->batch_ok = m->ready.ops->batchable;
+	rt->model_state = m;
+	for (int i = 0; i < n; i++) {
+		worker *w = &m->workers[i];
+		w->m = m;
+		w->index = i;
+		int rc = weft__thread_create(&w->thread, worker_main, w);
+		if (rc) {
+			stop_workers(m, i);
+			threads_release(rt);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void threads_stop(weft_rt *rt)
+{
+	threads *m = rt->model_state;
+	threads_wait_all(rt);
+	stop_workers(m, m->nworkers);
+}
+
+static void threads_stats(weft_rt *rt, weft_stats *s)
+{
+	threads *m = rt->model_state;
+	uint64_t finished = 0;
+	for (int i = 0; i < m->nworkers; i++) {
+		worker *w = &m->workers[i];
+		finished += atomic_load(&w->finished);
+		s->posted += atomic_load(&w->posted);
+		s->cancelled += atomic_load(&w->cancelled);
+		s->sleeps += atomic_load(&w->sleeps);
+	}
+	s->posted += atomic_load(&m->external_posted) - atomic_load(&m->external_refused);
+	s->run += finished - s->cancelled;
+	s->wakeups += atomic_load(&m->wakeups);
+}
+
+const weft__model_ops weft__model_threads = {
+        .name = "threads",
+        .start = threads_start,
+        .submit = threads_submit,
+        .wait_all = threads_wait_all,
+        .stop = threads_stop,
+        .release = threads_release,
+        .stats = threads_stats,
+};
