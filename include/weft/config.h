@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <weft/export.h>
+#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,7 @@
 #ifndef WEFT_ERROR_H
 #define WEFT_ERROR_H
 
-#include <weft/export.h>
+#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,9 +4,9 @@
 #define WEFT_RUNTIME_H
 
 #include <stddef.h>
-#include <weft/config.h>
-#include <weft/export.h>
-#include <weft/task.h>
+#include "config.h"
+#include "export.h"
+#include "task.h"
 
 #ifdef __cplusplus
 extern "C" {

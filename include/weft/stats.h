@@ -4,9 +4,9 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <weft/config.h>
-#include <weft/export.h>
-#include <weft/runtime.h>
+#include "config.h"
+#include "export.h"
+#include "runtime.h"
 
 #ifdef __cplusplus
 extern "C" {

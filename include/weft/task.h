@@ -6,7 +6,7 @@
 #define WEFT_TASK_H
 
 #include <stdint.h>
-#include <weft/export.h>
+#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,12 +12,12 @@
 #ifndef WEFT_WEFT_H
 #define WEFT_WEFT_H
 
-#include <weft/config.h>
-#include <weft/error.h>
-#include <weft/export.h>
-#include <weft/runtime.h>
-#include <weft/stats.h>
-#include <weft/task.h>
+#include "config.h"
+#include "error.h"
+#include "export.h"
+#include "runtime.h"
+#include "stats.h"
+#include "task.h"
 
 #define WEFT_VERSION_MAJOR 0
 #define WEFT_VERSION_MINOR 1
