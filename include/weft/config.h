@@ -4,9 +4,9 @@
 #ifndef WEFT_CONFIG_H
 #define WEFT_CONFIG_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {

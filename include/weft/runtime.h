@@ -3,10 +3,10 @@
 #ifndef WEFT_RUNTIME_H
 #define WEFT_RUNTIME_H
 
-#include <stddef.h>
 #include "config.h"
 #include "export.h"
 #include "task.h"
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {

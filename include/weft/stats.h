@@ -2,11 +2,11 @@
 #ifndef WEFT_STATS_H
 #define WEFT_STATS_H
 
-#include <stdint.h>
-#include <stdio.h>
 #include "config.h"
 #include "export.h"
 #include "runtime.h"
+#include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,8 +5,8 @@
 #ifndef WEFT_TASK_H
 #define WEFT_TASK_H
 
-#include <stdint.h>
 #include "export.h"
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {

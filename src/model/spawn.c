@@ -17,12 +17,12 @@
 typedef struct slot {
 	struct spawn *m;
 	int index;
-	pthread_t thread;    /* current or last thread of this slot */
-	bool joinable;       /* thread exited and nobody joined it yet */
-	bool busy;           /* a task thread owns the slot */
-	pthread_t to_join;   /* predecessor the new thread must join */
+	pthread_t thread;  /* current or last thread of this slot */
+	bool joinable;     /* thread exited and nobody joined it yet */
+	bool busy;         /* a task thread owns the slot */
+	pthread_t to_join; /* predecessor the new thread must join */
 	bool has_to_join;
-	weft_task *task;     /* the task the slot's thread runs */
+	weft_task *task; /* the task the slot's thread runs */
 } slot;
 
 typedef struct spawn {
