@@ -49,7 +49,8 @@
 #include "core/spin.h"
 
 #define BATCH_MAX   16
-#define SPIN_ROUNDS 64
+#define SPIN_ROUNDS 32
+#define SPIN_PAUSES 16
 
 typedef struct worker {
 	/* Written only by the worker itself, read by quiescence checks. */
@@ -57,8 +58,10 @@ typedef struct worker {
 	_Atomic uint64_t posted;                 /* tasks this worker's tasks posted */
 	_Atomic uint64_t cancelled;
 	_Atomic uint64_t sleeps;
-	weft_task *batch; /* tasks taken from the queue, not yet run; owner only */
-	long batch_len;
+	/* Tasks taken from the queue; batch[batch_pos..batch_len) not yet
+	 * started. Owner only. */
+	int batch_pos, batch_len;
+	weft_task *batch[BATCH_MAX];
 
 	/* Under threads.idle_lock. */
 	_Atomic uint32_t wake; /* futex: 1 once a waker claimed this worker */
@@ -72,11 +75,15 @@ typedef struct worker {
 typedef struct threads {
 	weft_rt *rt;
 	int nworkers;
-	bool batch_ok;
+	bool ordered; /* the policy's order must hold across batches */
 
-	/* Written by posters. */
+	/* Written by posters and emptied by workers. */
 	WEFT__ALIGNED _Atomic(weft_task *) inbox;
-	_Atomic uint64_t external_posted;
+
+	/* Written only by posters from outside the workers: a line of their
+	 * own, so counting a post does not pull the inbox line away from a
+	 * worker or the other way round. */
+	WEFT__ALIGNED _Atomic uint64_t external_posted;
 	_Atomic uint64_t external_refused; /* posted, then found the runtime closing */
 
 	/* The ready queue, under lock. ready_len mirrors ready.len for lock-free
@@ -129,45 +136,57 @@ static void drain_inbox(threads *m)
 	}
 }
 
-/* Refills w's batch from the shared queue. Returns false if there was none. */
+/* Returns the unstarted rest of w's batch to the ready queue, last first,
+ * so that each goes back in front of everything queued after it. Caller
+ * holds m->lock. */
+static void put_back_batch(threads *m, worker *w)
+{
+	while (w->batch_len > w->batch_pos)
+		weft__readyq_unpop(&m->ready, w->batch[--w->batch_len]);
+	w->batch_pos = w->batch_len = 0;
+}
+
+/* Refills w's batch from the shared queue: up to 1/N of it, at most
+ * BATCH_MAX, so the lock and the queue's lines move once per batch rather
+ * than once per task. Returns false if there was no work. */
 static bool take_batch(threads *m, worker *w)
 {
 	if (!has_work(m))
 		return false;
 	weft__lock_acquire(&m->lock);
+	put_back_batch(m, w);
 	drain_inbox(m);
-	long n = 1;
-	if (m->batch_ok) {
-		n = (long)(m->ready.len / (size_t)m->nworkers);
-		n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
-	}
-	weft_task *head = NULL, **tail = &head;
-	long got = 0;
-	while (got < n) {
-		weft_task *t = weft__readyq_pop(&m->ready);
-		if (!t)
-			break;
-		*tail = t;
-		tail = &t->next_;
-		got++;
-	}
-	*tail = NULL;
+	size_t n = m->ready.len / (size_t)m->nworkers;
+	n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
+	int got = 0;
+	weft_task *t;
+	while (got < (int)n && (t = weft__readyq_pop(&m->ready)))
+		w->batch[got++] = t;
 	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
 	weft__lock_release(&m->lock);
-	w->batch = head;
 	w->batch_len = got;
-	weft__dequeued(m->rt, got);
 	return got > 0;
+}
+
+/* Under an ordered policy (priority) a batch is only a prefetch: when new
+ * tasks arrived, the rest of it goes back and the queue is asked again, so
+ * a worker always starts the most urgent task it can see. */
+static void pause(int n)
+{
+	for (int i = 0; i < n; i++)
+		weft__cpu_relax();
 }
 
 static weft_task *next_task(threads *m, worker *w)
 {
-	if (!w->batch && !take_batch(m, w))
+	bool arrivals = w->batch_pos < w->batch_len && m->ordered &&
+	                atomic_load_explicit(&m->inbox, memory_order_relaxed) != NULL;
+	if (w->batch_pos == w->batch_len && w->batch_len < BATCH_MAX / 2)
+		pause(SPIN_PAUSES); /* let posts accumulate rather than chase them */
+	if ((w->batch_pos == w->batch_len || arrivals) && !take_batch(m, w))
 		return NULL;
-	weft_task *t = w->batch;
-	w->batch = t->next_;
-	w->batch_len--;
-	return t;
+	weft__dequeued(m->rt, 1);
+	return w->batch[w->batch_pos++];
 }
 
 /* Wakes one idle worker, unless one is already spinning: the woken worker
@@ -195,9 +214,10 @@ static void wake_one(threads *m)
 	weft__futex_wake(&w->wake, 1);
 }
 
+/* Callers have made their work visible with a seq_cst operation (the
+ * inbox CAS, or a fence), which orders it before these loads. */
 static void wake_if_needed(threads *m)
 {
-	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&m->nspinning, memory_order_relaxed) == 0 &&
 	    atomic_load_explicit(&m->nidle, memory_order_relaxed) > 0)
 		wake_one(m);
@@ -294,7 +314,7 @@ static void *worker_main(void *arg)
 			if (spinning) {
 				spinning = false;
 				if (atomic_fetch_sub(&m->nspinning, 1) == 1 && has_work(m))
-					wake_if_needed(m);
+					wake_if_needed(m); /* the fetch_sub is the fence */
 			}
 			uint64_t cancelled = !weft__run_task(rt, t);
 			atomic_store_explicit(&w->cancelled, w->cancelled + cancelled,
@@ -304,18 +324,14 @@ static void *worker_main(void *arg)
 		}
 
 		notify_all_waiters(m);
-		if (!spinning) {
-			int busy = m->nworkers - atomic_load(&m->nidle);
-			if (2 * atomic_load(&m->nspinning) < busy) {
-				atomic_fetch_add(&m->nspinning, 1);
-				spinning = true;
-			}
-		}
+		/* Poll quietly before sleeping: no shared writes, and reads of
+		 * the inbox line only now and then, since each one makes the
+		 * next post pay to take the line back. */
+		for (int i = 0; i < SPIN_ROUNDS && !has_work(m); i++)
+			pause(SPIN_PAUSES);
+		if (has_work(m))
+			continue;
 		if (spinning) {
-			for (int i = 0; i < SPIN_ROUNDS && !has_work(m); i++)
-				weft__cpu_relax();
-			if (has_work(m))
-				continue;
 			spinning = false;
 			atomic_fetch_sub(&m->nspinning, 1);
 		}
@@ -338,7 +354,7 @@ static void push_inbox(threads *m, weft_task *t)
 	weft_task *head = atomic_load_explicit(&m->inbox, memory_order_relaxed);
 	do
 		t->next_ = head;
-	while (!atomic_compare_exchange_weak_explicit(&m->inbox, &head, t, memory_order_release,
+	while (!atomic_compare_exchange_weak_explicit(&m->inbox, &head, t, memory_order_seq_cst,
 	                                              memory_order_relaxed));
 }
 
@@ -395,7 +411,7 @@ static int threads_start(weft_rt *rt)
 	m->rt = rt;
 	m->nworkers = n;
 	weft__readyq_init(&m->ready, rt->cfg.policy);
-	m->batch_ok = m->ready.ops->batchable;
+	m->ordered = m->ready.ops->ordered;
 	rt->model_state = m;
 	for (int i = 0; i < n; i++) {
 		worker *w = &m->workers[i];

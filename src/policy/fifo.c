@@ -21,9 +21,18 @@ static weft_task *fifo_pop(weft__readyq *q)
 	return t;
 }
 
+static void fifo_unpop(weft__readyq *q, weft_task *t)
+{
+	t->next_ = q->head;
+	q->head = t;
+	if (!q->tail)
+		q->tail = t;
+}
+
 const weft__policy_ops weft__policy_fifo = {
         .name = "fifo",
         .push = fifo_push,
         .pop = fifo_pop,
-        .batchable = 1,
+        .unpop = fifo_unpop,
+        .ordered = false,
 };
