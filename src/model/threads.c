@@ -48,9 +48,10 @@
 #include "core/lock.h"
 #include "core/spin.h"
 
-#define BATCH_MAX   16
-#define SPIN_ROUNDS 32
-#define SPIN_PAUSES 16
+#define BATCH_MAX         16
+#define SPIN_ROUNDS       32
+#define SPIN_PAUSES       16 /* between polls of an idle worker, ~0.4 us */
+#define BATCH_WAIT_PAUSES 40 /* ~1 us: see next_task */
 
 typedef struct worker {
 	/* Written only by the worker itself, read by quiescence checks. */
@@ -61,6 +62,7 @@ typedef struct worker {
 	/* Tasks taken from the queue; batch[batch_pos..batch_len) not yet
 	 * started. Owner only. */
 	int batch_pos, batch_len;
+	uint64_t posted_at_take; /* posted when the batch was taken */
 	weft_task *batch[BATCH_MAX];
 
 	/* Under threads.idle_lock. */
@@ -95,6 +97,7 @@ typedef struct threads {
 	/* Idle and spinning workers. */
 	WEFT__ALIGNED _Atomic int nspinning;
 	_Atomic int nidle;
+	_Atomic int hungry; /* a worker ran dry: batch holders give back */
 	weft__lock idle_lock;
 	worker *idle_list;
 	_Atomic int stopping;
@@ -151,7 +154,7 @@ static void put_back_batch(threads *m, worker *w)
  * than once per task. Returns false if there was no work. */
 static bool take_batch(threads *m, worker *w)
 {
-	if (!has_work(m))
+	if (w->batch_pos == w->batch_len && !has_work(m))
 		return false;
 	weft__lock_acquire(&m->lock);
 	put_back_batch(m, w);
@@ -168,23 +171,37 @@ static bool take_batch(threads *m, worker *w)
 	return got > 0;
 }
 
-/* Under an ordered policy (priority) a batch is only a prefetch: when new
- * tasks arrived, the rest of it goes back and the queue is asked again, so
- * a worker always starts the most urgent task it can see. */
-static void pause(int n)
+static void relax(int pauses)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < pauses; i++)
 		weft__cpu_relax();
 }
 
+/* A batch is a prefetch, not a promise: the rest of it goes back to the
+ * queue when another worker is hungry (so long tasks spread out), and,
+ * under an ordered policy, when this worker's own tasks posted more work
+ * (which may be more urgent; arrivals from outside race with the take
+ * anyway, so they are not checked, which keeps the inbox line out of this
+ * loop). When a small batch runs out and this worker posted nothing, it
+ * waits about a microsecond before asking again, so that a poster in full
+ * flow gets ahead and the next batch is bigger: chasing it task by task
+ * makes every post and every take miss the cache. */
 static weft_task *next_task(threads *m, worker *w)
 {
-	bool arrivals = w->batch_pos < w->batch_len && m->ordered &&
-	                atomic_load_explicit(&m->inbox, memory_order_relaxed) != NULL;
-	if (w->batch_pos == w->batch_len && w->batch_len < BATCH_MAX / 2)
-		pause(SPIN_PAUSES); /* let posts accumulate rather than chase them */
-	if ((w->batch_pos == w->batch_len || arrivals) && !take_batch(m, w))
-		return NULL;
+	uint64_t posted = atomic_load_explicit(&w->posted, memory_order_relaxed);
+	bool own_posts = posted != w->posted_at_take;
+	bool give_back = w->batch_pos < w->batch_len &&
+	                 ((m->ordered && own_posts) ||
+	                  atomic_load_explicit(&m->hungry, memory_order_relaxed));
+	if (w->batch_pos == w->batch_len && w->batch_len < BATCH_MAX / 2 && !own_posts)
+		relax(BATCH_WAIT_PAUSES);
+	if (w->batch_pos == w->batch_len || give_back) {
+		if (give_back)
+			atomic_store_explicit(&m->hungry, 0, memory_order_relaxed);
+		w->posted_at_take = posted;
+		if (!take_batch(m, w))
+			return NULL;
+	}
 	weft__dequeued(m->rt, 1);
 	return w->batch[w->batch_pos++];
 }
@@ -324,11 +341,13 @@ static void *worker_main(void *arg)
 		}
 
 		notify_all_waiters(m);
+		if (!atomic_load_explicit(&m->hungry, memory_order_relaxed) && m->nworkers > 1)
+			atomic_store_explicit(&m->hungry, 1, memory_order_relaxed);
 		/* Poll quietly before sleeping: no shared writes, and reads of
 		 * the inbox line only now and then, since each one makes the
 		 * next post pay to take the line back. */
 		for (int i = 0; i < SPIN_ROUNDS && !has_work(m); i++)
-			pause(SPIN_PAUSES);
+			relax(SPIN_PAUSES);
 		if (has_work(m))
 			continue;
 		if (spinning) {
