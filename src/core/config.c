@@ -1,0 +1,255 @@
+/* Configuration: defaults, then fields set in code, then WEFT_* environment
+ * variables (read here, once, at runtime creation), then machine defaults
+ * for whatever is still unset. docs/configuration.md catalogues the
+ * variables; keep the two in step. */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+static const char *const model_names[] = {
+        [WEFT_MODEL_THREADS] = "threads",
+        [WEFT_MODEL_SPAWN] = "spawn",
+};
+_Static_assert(sizeof(model_names) / sizeof(model_names[0]) == WEFT_MODEL_COUNT_,
+               "a name per model");
+
+static const char *const policy_names[] = {
+        [WEFT_POLICY_PRIORITY] = "priority",
+        [WEFT_POLICY_FIFO] = "fifo",
+};
+_Static_assert(sizeof(policy_names) / sizeof(policy_names[0]) == WEFT_POLICY_COUNT_,
+               "a name per policy");
+
+static const char *const workers_source_names[] = {
+        [WEFT_WORKERS_FROM_AFFINITY] = "affinity",
+        [WEFT_WORKERS_FROM_CGROUP] = "cgroup",
+        [WEFT_WORKERS_FROM_CONFIG] = "config",
+        [WEFT_WORKERS_FROM_ENV] = "WEFT_WORKERS",
+};
+_Static_assert(sizeof(workers_source_names) / sizeof(workers_source_names[0]) ==
+                       WEFT_WORKERS_SOURCE_COUNT_,
+               "a name per workers source");
+
+int weft_config_init(weft_config *cfg)
+{
+	if (!cfg)
+		return WEFT_EINVAL;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->model = WEFT_MODEL_THREADS;
+	cfg->policy = WEFT_POLICY_PRIORITY;
+	return 0;
+}
+
+const char *weft_model_name(weft_model model)
+{
+	return (unsigned)model < WEFT_MODEL_COUNT_ ? model_names[model] : NULL;
+}
+
+const char *weft_policy_name(weft_policy policy)
+{
+	return (unsigned)policy < WEFT_POLICY_COUNT_ ? policy_names[policy] : NULL;
+}
+
+const char *weft_workers_source_name(weft_workers_source source)
+{
+	return (unsigned)source < WEFT_WORKERS_SOURCE_COUNT_ ? workers_source_names[source] : NULL;
+}
+
+/* ------------------------------------------------------------ environment */
+
+static int bad_env(const char *var, const char *value, const char *accepted)
+{
+	fprintf(stderr, "weft: invalid %s=\"%s\": accepted values are %s\n", var, value, accepted);
+	return WEFT_EINVAL;
+}
+
+/* Parses a whole decimal integer in [lo, hi]. */
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end != '\0' || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int env_name(const char *var, const char *const *names, int count, int *out)
+{
+	const char *v = getenv(var);
+	if (!v)
+		return 0;
+	for (int i = 0; i < count; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	char accepted[256] = "";
+	for (int i = 0; i < count; i++) {
+		strncat(accepted, i ? ", " : "", sizeof(accepted) - strlen(accepted) - 1);
+		strncat(accepted, names[i], sizeof(accepted) - strlen(accepted) - 1);
+	}
+	return bad_env(var, v, accepted);
+}
+
+static int env_long(const char *var, long lo, long hi, const char *accepted, long *out, bool *set)
+{
+	const char *v = getenv(var);
+	if (!v)
+		return 0;
+	if (!parse_long(v, lo, hi, out))
+		return bad_env(var, v, accepted);
+	if (set)
+		*set = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------ machine */
+
+static int affinity_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		int n = CPU_COUNT(&set);
+		if (n > 0)
+			return n;
+	}
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+/* The CPU limit of the cgroup (v2 cpu.max, or v1 cfs quota) this process is
+ * in, rounded up to whole CPUs; 0 when there is none. Walks up the v2
+ * hierarchy, because a parent's limit applies too. */
+static int read_quota(const char *path_fmt, const char *dir, long *quota, long *period)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), path_fmt, dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char q[32] = "";
+	int n = fscanf(f, "%31s %ld", q, period);
+	fclose(f);
+	if (n != 2)
+		return -1;
+	*quota = strcmp(q, "max") == 0 ? -1 : strtol(q, NULL, 10);
+	return 0;
+}
+
+static int cgroup_cpus(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return 0;
+	char line[PATH_MAX], dir[PATH_MAX] = "";
+	bool v2 = false;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "0::", 3) == 0) {
+			snprintf(dir, sizeof(dir), "%s", line + 3);
+			v2 = true;
+			break;
+		}
+		char *ctrl = strchr(line, ':');
+		char *path = ctrl ? strchr(ctrl + 1, ':') : NULL;
+		if (path && strstr(ctrl, "cpu"))
+			snprintf(dir, sizeof(dir), "%s", path + 1);
+	}
+	fclose(f);
+
+	double best = 0;
+	long quota, period;
+	if (v2) {
+		for (;;) {
+			if (read_quota("/sys/fs/cgroup%s/cpu.max", dir, &quota, &period) == 0 &&
+			    quota > 0 && period > 0) {
+				double cpus = (double)quota / (double)period;
+				if (best == 0 || cpus < best)
+					best = cpus;
+			}
+			char *slash = strrchr(dir, '/');
+			if (!slash || dir[0] == '\0')
+				break;
+			*slash = '\0';
+		}
+	} else if (dir[0]) {
+		char qpath[PATH_MAX];
+		snprintf(qpath, sizeof(qpath), "/sys/fs/cgroup/cpu%s/cpu.cfs_quota_us", dir);
+		FILE *q = fopen(qpath, "re"), *p = NULL;
+		if (q) {
+			snprintf(qpath, sizeof(qpath), "/sys/fs/cgroup/cpu%s/cpu.cfs_period_us",
+			         dir);
+			p = fopen(qpath, "re");
+		}
+		if (q && p && fscanf(q, "%ld", &quota) == 1 && fscanf(p, "%ld", &period) == 1 &&
+		    quota > 0 && period > 0)
+			best = (double)quota / (double)period;
+		if (q)
+			fclose(q);
+		if (p)
+			fclose(p);
+	}
+	if (best <= 0)
+		return 0;
+	int cpus = (int)best;
+	return (double)cpus < best ? cpus + 1 : cpus;
+}
+
+/* ------------------------------------------------------------ resolve */
+
+int weft__config_resolve(weft_rt *rt, const weft_config *in)
+{
+	weft_config cfg;
+	if (in)
+		cfg = *in;
+	else
+		weft_config_init(&cfg);
+
+	if ((unsigned)cfg.model >= WEFT_MODEL_COUNT_ ||
+	    (unsigned)cfg.policy >= WEFT_POLICY_COUNT_ || cfg.workers < 0 ||
+	    cfg.workers > WEFT__MAX_WORKERS || cfg.queue_capacity < 0)
+		return WEFT_EINVAL;
+
+	int model = cfg.model, policy = cfg.policy;
+	long workers = 0, capacity = cfg.queue_capacity, stats = cfg.stats != 0;
+	bool workers_env = false;
+	int rc;
+	if ((rc = env_name("WEFT_MODEL", model_names, WEFT_MODEL_COUNT_, &model)) ||
+	    (rc = env_name("WEFT_POLICY", policy_names, WEFT_POLICY_COUNT_, &policy)) ||
+	    (rc = env_long("WEFT_WORKERS", 1, WEFT__MAX_WORKERS, "integers from 1 to 1024",
+	                   &workers, &workers_env)) ||
+	    (rc = env_long("WEFT_QUEUE_CAPACITY", 0, LONG_MAX,
+	                   "0 (unbounded) or a positive integer", &capacity, NULL)) ||
+	    (rc = env_long("WEFT_STATS", 0, 1, "0 or 1", &stats, NULL)))
+		return rc;
+	cfg.model = (weft_model)model;
+	cfg.policy = (weft_policy)policy;
+	cfg.queue_capacity = capacity;
+	cfg.stats = (int)stats;
+
+	rt->cpus_affinity = affinity_cpus();
+	rt->cpus_cgroup = cgroup_cpus();
+	if (workers_env) {
+		cfg.workers = (int)workers;
+		rt->workers_source = WEFT_WORKERS_FROM_ENV;
+	} else if (cfg.workers > 0) {
+		rt->workers_source = WEFT_WORKERS_FROM_CONFIG;
+	} else if (rt->cpus_cgroup > 0 && rt->cpus_cgroup < rt->cpus_affinity) {
+		cfg.workers = rt->cpus_cgroup;
+		rt->workers_source = WEFT_WORKERS_FROM_CGROUP;
+	} else {
+		cfg.workers = rt->cpus_affinity;
+		rt->workers_source = WEFT_WORKERS_FROM_AFFINITY;
+	}
+	rt->cfg = cfg;
+	return 0;
+}

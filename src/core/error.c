@@ -1,0 +1,26 @@
+/* weft_strerror and weft_err_name, generated from WEFT_ERRNO_MAP. */
+#include "core/internal.h"
+
+const char *weft_strerror(int err)
+{
+	switch (err) {
+#define WEFT__STRERROR_CASE(name, value, msg) \
+	case value:                           \
+		return msg;
+		WEFT_ERRNO_MAP(WEFT__STRERROR_CASE)
+#undef WEFT__STRERROR_CASE
+	}
+	return "unknown weft error";
+}
+
+const char *weft_err_name(int err)
+{
+	switch (err) {
+#define WEFT__ERRNAME_CASE(name, value, msg) \
+	case value:                          \
+		return "WEFT_" #name;
+		WEFT_ERRNO_MAP(WEFT__ERRNAME_CASE)
+#undef WEFT__ERRNAME_CASE
+	}
+	return "WEFT_E?";
+}

@@ -1,0 +1,23 @@
+/* Sleep on a 32-bit word until another thread changes it and wakes us: the
+ * one blocking primitive weft's core is built on. Linux uses futex(2)
+ * (futex_linux.c); other platforms would supply the same two functions
+ * (e.g. __ulock_wait on macOS). Process-private: the word must not be in
+ * shared memory. */
+#ifndef WEFT_SRC_CORE_FUTEX_H
+#define WEFT_SRC_CORE_FUTEX_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* weft__futex_wait sleeps while *word == expected, for at most timeout_ns
+ * nanoseconds (negative: no limit). Returns on a wake-up, on a value
+ * mismatch, on timeout or spuriously: callers re-check their condition in a
+ * loop. */
+void weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, int64_t timeout_ns);
+
+/* weft__futex_wake wakes up to n threads sleeping on word. It never reads or
+ * writes *word, so it is safe to call on memory the woken thread may already
+ * have freed. */
+void weft__futex_wake(_Atomic uint32_t *word, int n);
+
+#endif

@@ -1,0 +1,199 @@
+/* What the layers of weft share and the public API does not show: the
+ * runtime object, the model and policy ops tables, the per-thread context
+ * and the helpers every model uses to run and account for tasks. */
+#ifndef WEFT_SRC_CORE_INTERNAL_H
+#define WEFT_SRC_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <weft/weft.h>
+
+#define WEFT__CACHE_LINE 64
+/* Starts a field on its own cache line, so that fields written by different
+ * threads do not share one. */
+#define WEFT__ALIGNED    alignas(WEFT__CACHE_LINE)
+
+#define WEFT__MAX_WORKERS 1024
+
+#define WEFT__WARN_UNUSED __attribute__((warn_unused_result))
+
+/* ------------------------------------------------------------ task state */
+
+/* weft_task.state_ holds a weft_task_state in the low bits and, above them,
+ * WAITER: someone sleeps in weft_wait on this task and must be woken when
+ * it finishes. */
+#define WEFT__STATE_MASK 0x7u
+#define WEFT__WAITER     0x8u
+
+/* weft_group.pending_ counts unfinished tasks in units of GROUP_ONE; bit 0
+ * says someone sleeps in weft_group_wait. One word, so the finisher can
+ * decrement and learn about sleepers in one atomic step and never touch the
+ * group again (the waiter may free it as soon as it sees zero). */
+#define WEFT__GROUP_WAITER 1u
+#define WEFT__GROUP_ONE    2u
+
+/* ------------------------------------------------------------ policies */
+
+typedef struct weft__readyq weft__readyq;
+
+/* A ready-queue discipline. The operations see a queue under the owner's
+ * lock; pop is never called on an empty queue. None allocates: links live
+ * in the task. */
+typedef struct weft__policy_ops {
+	const char *name;
+	void (*push)(weft__readyq *q, weft_task *t);
+	weft_task *(*pop)(weft__readyq *q);
+	/* Undoes the pop of t (t keeps its seq_), putting it back in front of
+	 * tasks that were behind it. */
+	void (*unpop)(weft__readyq *q, weft_task *t);
+	/* A task that arrives later may have to run before tasks already
+	 * taken (true for priority, not for fifo): models that take tasks in
+	 * batches must give the rest of a batch back when tasks arrive. */
+	bool ordered;
+} weft__policy_ops;
+
+/* Priorities 0 .. WEFT__BUCKETS-1 get a FIFO bucket each under the
+ * priority policy; the rest go to a pairing heap. */
+#define WEFT__BUCKETS 64
+
+struct weft__readyq {
+	const weft__policy_ops *ops;
+	weft_task *head, *tail; /* fifo */
+	weft_task *root;        /* priority: pairing heap of out-of-bucket priorities */
+	uint64_t nonempty;      /* priority: bit b set when bucket b has tasks */
+	weft_task *bucket_head[WEFT__BUCKETS], *bucket_tail[WEFT__BUCKETS];
+	size_t len;
+	uint64_t next_seq; /* stamped into seq_ at push: post order */
+};
+
+extern const weft__policy_ops weft__policy_priority;
+extern const weft__policy_ops weft__policy_fifo;
+
+void weft__readyq_init(weft__readyq *q, weft_policy policy);
+
+static inline void weft__readyq_push(weft__readyq *q, weft_task *t)
+{
+	t->seq_ = q->next_seq++;
+	q->ops->push(q, t);
+	q->len++;
+}
+
+static inline void weft__readyq_unpop(weft__readyq *q, weft_task *t)
+{
+	q->ops->unpop(q, t);
+	q->len++;
+}
+
+static inline weft_task *weft__readyq_pop(weft__readyq *q)
+{
+	if (q->len == 0)
+		return NULL;
+	q->len--;
+	return q->ops->pop(q);
+}
+
+/* ------------------------------------------------------------ models */
+
+/* How tasks become execution. The core validates arguments, task state and
+ * capacity; the model only moves tasks to workers and runs them through
+ * weft__run_task. */
+typedef struct weft__model_ops {
+	const char *name;
+	/* Allocates the model's state into rt->model_state and starts its
+	 * workers. On failure releases everything it acquired. */
+	int (*start)(weft_rt *rt);
+	/* Queues t (already QUEUED, capacity already reserved). from_task: the
+	 * caller is one of this runtime's workers. May fail only with
+	 * WEFT_ESHUTDOWN (external post while closing) or WEFT_EAGAIN. */
+	int (*submit)(weft_rt *rt, weft_task *t, bool from_task);
+	/* Blocks until every posted task has finished. */
+	void (*wait_all)(weft_rt *rt);
+	/* Waits for quiescence (rt->closing is set) and joins every thread. */
+	void (*stop)(weft_rt *rt);
+	/* Frees rt->model_state; called after stop, or by start's failure path. */
+	void (*release)(weft_rt *rt);
+	/* Adds the model's counters into *s. */
+	void (*stats)(weft_rt *rt, weft_stats *s);
+} weft__model_ops;
+
+extern const weft__model_ops weft__model_threads;
+extern const weft__model_ops weft__model_spawn;
+
+/* ------------------------------------------------------------ runtime */
+
+#define WEFT__RT_MAGIC 0x77656674u /* "weft" */
+
+struct weft_rt {
+	uint32_t magic;  /* WEFT__RT_MAGIC while alive; catches stale handles */
+	weft_config cfg; /* effective: defaults < code < environment */
+	weft_workers_source workers_source;
+	int cpus_affinity, cpus_cgroup;
+	const weft__model_ops *model;
+	void *model_state;
+
+	/* Set once by destroy; read by posters. */
+	_Atomic int closing;
+	_Atomic int cancelling;
+
+	/* Capacity accounting, touched only when cfg.queue_capacity > 0:
+	 * tasks posted and not yet taken by a worker. */
+	WEFT__ALIGNED _Atomic long queued;
+	_Atomic uint64_t rejected;
+	/* weft_post_wait sleepers: room_seq changes when room appears. */
+	WEFT__ALIGNED _Atomic uint32_t room_seq;
+	_Atomic int room_waiters;
+};
+
+/* What the current thread is doing for weft. Set by a model's workers. */
+typedef struct weft__thread_ctx {
+	weft_rt *rt;     /* runtime whose worker this thread is, or NULL */
+	int index;       /* worker index, -1 outside workers */
+	weft_task *task; /* task running now, or NULL */
+} weft__thread_ctx;
+
+/* initial-exec: one instruction to reach it, also from libweft.so; the
+ * struct is small enough for the static TLS space glibc keeps for dlopen. */
+extern _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec")));
+
+/* weft__run_task runs t on the calling worker (or, when the runtime is
+ * cancelling, discards it), then publishes its completion to weft_wait and
+ * its group. Returns false when the task was discarded. After it returns the
+ * task belongs to its owner again and must not be touched. */
+bool weft__run_task(weft_rt *rt, weft_task *t);
+
+/* Frees n places of the bounded queue and wakes weft_post_wait sleepers. */
+void weft__release_capacity(weft_rt *rt, long n);
+
+/* weft__dequeued tells the core that n tasks left the ready queue, so their
+ * capacity is free. Models call it when a worker takes tasks. */
+static inline void weft__dequeued(weft_rt *rt, long n)
+{
+	if (rt->cfg.queue_capacity > 0 && n > 0)
+		weft__release_capacity(rt, n);
+}
+
+/* ------------------------------------------------------------ services */
+
+/* Allocation through the configured weft_allocator, counted so tests can
+ * prove that destroy releases everything. */
+WEFT__WARN_UNUSED void *weft__alloc(size_t size);
+void weft__free(void *p, size_t size);
+
+/* pthread_create with a fault-injection hook for tests; returns 0 or
+ * WEFT_EAGAIN. Worker threads get a signal mask that blocks every signal,
+ * so application signal handlers run on application threads. */
+WEFT__WARN_UNUSED int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
+
+/* Environment and machine defaults applied to cfg (see config.c). Prints
+ * the reason to stderr and returns WEFT_EINVAL for a bad value. */
+WEFT__WARN_UNUSED int weft__config_resolve(weft_rt *rt, const weft_config *in);
+
+/* Number of live runtimes: weft_set_allocator refuses to switch while > 0. */
+extern _Atomic int weft__live_runtimes;
+
+#endif

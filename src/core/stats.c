@@ -1,0 +1,49 @@
+/* weft_stats_get and weft_stats_print. The counters live with the model,
+ * per worker where they are hot; this file sums and formats them. */
+#include <string.h>
+
+#include "core/internal.h"
+
+int weft_stats_get(weft_rt *rt, weft_stats *out)
+{
+	if (!rt || rt->magic != WEFT__RT_MAGIC || !out)
+		return WEFT_EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->model = rt->cfg.model;
+	out->policy = rt->cfg.policy;
+	out->workers = rt->cfg.workers;
+	out->workers_source = rt->workers_source;
+	out->cpus_affinity = rt->cpus_affinity;
+	out->cpus_cgroup = rt->cpus_cgroup;
+	out->queue_capacity = rt->cfg.queue_capacity;
+	out->rejected = atomic_load(&rt->rejected);
+	rt->model->stats(rt, out);
+	return 0;
+}
+
+int weft_stats_print(weft_rt *rt, FILE *out)
+{
+	weft_stats s;
+	int rc = weft_stats_get(rt, &s);
+	if (rc)
+		return rc;
+	if (!out)
+		return WEFT_EINVAL;
+	char cgroup[32] = "none";
+	if (s.cpus_cgroup > 0)
+		snprintf(cgroup, sizeof(cgroup), "%d", s.cpus_cgroup);
+	char capacity[32] = "unbounded";
+	if (s.queue_capacity > 0)
+		snprintf(capacity, sizeof(capacity), "%ld", s.queue_capacity);
+	fprintf(out,
+	        "weft: model %s, policy %s, %d worker(s) from %s (affinity %d CPUs, cgroup limit "
+	        "%s), queue capacity %s\n"
+	        "weft: posted %llu, run %llu, rejected (full) %llu, cancelled %llu\n"
+	        "weft: worker sleeps %llu, wake-ups by posts %llu\n",
+	        weft_model_name(s.model), weft_policy_name(s.policy), s.workers,
+	        weft_workers_source_name(s.workers_source), s.cpus_affinity, cgroup, capacity,
+	        (unsigned long long)s.posted, (unsigned long long)s.run,
+	        (unsigned long long)s.rejected, (unsigned long long)s.cancelled,
+	        (unsigned long long)s.sleeps, (unsigned long long)s.wakeups);
+	return 0;
+}

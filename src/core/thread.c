@@ -1,0 +1,37 @@
+/* Creating weft's own kernel threads, with a fault-injection hook. */
+#include <signal.h>
+
+#include "core/internal.h"
+#include "core/testing.h"
+
+static _Atomic long fault_countdown; /* 0: disarmed */
+
+void weft__fault_thread_create(long nth)
+{
+	atomic_store(&fault_countdown, nth);
+}
+
+static bool injected_fault(void)
+{
+	long n = atomic_load(&fault_countdown);
+	while (n > 0) {
+		if (atomic_compare_exchange_weak(&fault_countdown, &n, n - 1))
+			return n == 1;
+	}
+	return false;
+}
+
+int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	if (injected_fault())
+		return WEFT_EAGAIN;
+	/* Workers block every signal, so a process-directed signal (SIGINT,
+	 * SIGCHLD, a timer) is delivered to an application thread, which is
+	 * what a program written for plain pthreads expects. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc == 0 ? 0 : WEFT_EAGAIN;
+}
