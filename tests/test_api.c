@@ -1,0 +1,576 @@
+/* API misuse, configuration and the environment, names and error strings.
+ * Each case is its own ctest entry (api.<case>); these do not depend on the
+ * model or the worker count, so they run once. Misuse must return an error,
+ * never crash, and leave nothing allocated. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "core/testing.h"
+#include "harness.h"
+
+static void noop(void *arg)
+{
+	(void)arg;
+}
+
+/* Asserts that weft_rt_create(&rt, cfg) fails with expected, leaves rt NULL
+ * and allocates nothing. */
+static void expect_create_fails(const weft_config *cfg, int expected)
+{
+	weft_rt *rt = (weft_rt *)&rt; /* not NULL: create must clear it */
+	assert_rc(expected, weft_rt_create(&rt, cfg));
+	assert_null(rt);
+	wt_assert_no_live_allocations();
+}
+
+/* ------------------------------------------------------------ NULL */
+
+static void null_create(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	assert_rc(WEFT_EINVAL, weft_rt_create(NULL, &cfg));
+	assert_rc(WEFT_EINVAL, weft_rt_create(NULL, NULL));
+	assert_rc(WEFT_EINVAL, weft_config_init(NULL));
+	wt_assert_no_live_allocations();
+
+	/* cfg NULL means the defaults. */
+	weft_rt *rt = NULL;
+	assert_rc(0, weft_rt_create(&rt, NULL));
+	assert_non_null(rt);
+	weft_config eff;
+	assert_rc(0, weft_rt_config(rt, &eff));
+	assert_int_equal(eff.model, WEFT_MODEL_THREADS);
+	assert_int_equal(eff.policy, WEFT_POLICY_PRIORITY);
+	assert_true(eff.workers >= 1);
+	assert_int_equal(eff.queue_capacity, 0);
+	assert_rc(0, weft_rt_destroy(rt));
+
+	assert_rc(WEFT_EINVAL, weft_rt_destroy(NULL));
+	assert_rc(WEFT_EINVAL, weft_rt_destroy_ex(NULL, WEFT_DESTROY_DRAIN, NULL));
+	assert_rc(WEFT_EINVAL, weft_rt_destroy_ex(NULL, WEFT_DESTROY_CANCEL, NULL));
+}
+
+static void null_post(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *rt = wt_create(&cfg);
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, noop, NULL));
+
+	assert_rc(WEFT_EINVAL, weft_post(NULL, &t));
+	assert_rc(WEFT_EINVAL, weft_post(rt, NULL));
+	assert_rc(WEFT_EINVAL, weft_post(NULL, NULL));
+	assert_rc(WEFT_EINVAL, weft_post_wait(NULL, &t));
+	assert_rc(WEFT_EINVAL, weft_post_wait(rt, NULL));
+	assert_int_equal(weft_task_state_of(&t), WEFT_TASK_IDLE);
+
+	/* A task whose function was never set: zeroed, or init refused. */
+	weft_task bare;
+	memset(&bare, 0, sizeof(bare));
+	assert_rc(WEFT_EINVAL, weft_post(rt, &bare));
+	assert_rc(WEFT_EINVAL, weft_post_wait(rt, &bare));
+	assert_int_equal(weft_task_state_of(&bare), WEFT_TASK_IDLE);
+	weft_task nofn;
+	assert_rc(WEFT_EINVAL, weft_task_init(&nofn, NULL, NULL));
+	assert_rc(WEFT_EINVAL, weft_task_init(NULL, noop, NULL));
+
+	/* Nothing of the refused posts reached the runtime. */
+	assert_rc(0, weft_wait_all(rt));
+	weft_stats s;
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_int_equal(s.posted, 0);
+	assert_int_equal(s.run, 0);
+
+	/* The good task still posts and runs. */
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+static void null_wait(void)
+{
+	assert_rc(WEFT_EINVAL, weft_wait(NULL));
+	assert_rc(WEFT_EINVAL, weft_wait_all(NULL));
+	/* A task that was never posted. */
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, noop, NULL));
+	assert_rc(WEFT_EINVAL, weft_wait(&t));
+	weft_task zero;
+	memset(&zero, 0, sizeof(zero));
+	assert_rc(WEFT_EINVAL, weft_wait(&zero));
+}
+
+static void null_group(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *rt = wt_create(&cfg);
+	weft_group g;
+	weft_task t;
+	assert_rc(0, weft_group_init(&g));
+	assert_rc(0, weft_task_init(&t, noop, NULL));
+
+	assert_rc(WEFT_EINVAL, weft_group_init(NULL));
+	assert_rc(WEFT_EINVAL, weft_group_wait(NULL));
+	assert_int_equal(weft_group_pending(NULL), 0);
+	assert_rc(WEFT_EINVAL, weft_post_in(rt, NULL, &t));
+	assert_rc(WEFT_EINVAL, weft_post_in(NULL, &g, &t));
+	assert_rc(WEFT_EINVAL, weft_post_in(rt, &g, NULL));
+	weft_task bare;
+	memset(&bare, 0, sizeof(bare));
+	assert_rc(WEFT_EINVAL, weft_post_in(rt, &g, &bare));
+	/* No refused post left a count in the group. */
+	assert_int_equal(weft_group_pending(&g), 0);
+	assert_rc(0, weft_group_wait(&g)); /* empty: returns at once */
+	assert_int_equal(weft_task_state_of(&t), WEFT_TASK_IDLE);
+
+	assert_rc(0, weft_post_in(rt, &g, &t));
+	assert_rc(0, weft_group_wait(&g));
+	assert_int_equal(weft_group_pending(&g), 0);
+	assert_int_equal(weft_task_state_of(&t), WEFT_TASK_DONE);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+static void null_stats_config(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *rt = wt_create(&cfg);
+	weft_stats s;
+	weft_config out;
+	assert_rc(WEFT_EINVAL, weft_stats_get(NULL, &s));
+	assert_rc(WEFT_EINVAL, weft_stats_get(rt, NULL));
+	assert_rc(WEFT_EINVAL, weft_stats_print(NULL, stdout));
+	assert_rc(WEFT_EINVAL, weft_stats_print(rt, NULL));
+	assert_rc(WEFT_EINVAL, weft_rt_config(NULL, &out));
+	assert_rc(WEFT_EINVAL, weft_rt_config(rt, NULL));
+	/* A bad destroy mode is refused and the runtime stays usable. */
+	assert_rc(WEFT_EINVAL, weft_rt_destroy_ex(rt, (weft_destroy_mode)2, NULL));
+	assert_rc(WEFT_EINVAL, weft_rt_destroy_ex(rt, (weft_destroy_mode)-1, NULL));
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, noop, NULL));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* ------------------------------------------------------------ config fields */
+
+static void bad_config(void)
+{
+	weft_config cfg;
+
+	wt_config(&cfg);
+	cfg.workers = -1;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+	cfg.workers = -1000000;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+	cfg.workers = 1025;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+	cfg.workers = 1 << 30;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+
+	wt_config(&cfg);
+	cfg.queue_capacity = -1;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+	cfg.queue_capacity = -1000;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_COUNT_;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+	cfg.model = (weft_model)-1;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+	cfg.model = (weft_model)12345;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+
+	wt_config(&cfg);
+	cfg.policy = WEFT_POLICY_COUNT_;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+	cfg.policy = (weft_policy)-1;
+	expect_create_fails(&cfg, WEFT_EINVAL);
+}
+
+/* The bounds themselves are accepted: 1024 workers (under spawn, which
+ * creates no thread until a task is posted) and a huge capacity. */
+static void config_limits(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_SPAWN;
+	cfg.workers = 1024;
+	cfg.queue_capacity = 1L << 40;
+	weft_rt *rt = wt_create(&cfg);
+	weft_config eff;
+	assert_rc(0, weft_rt_config(rt, &eff));
+	assert_int_equal(eff.workers, 1024);
+	assert_int_equal(eff.queue_capacity, 1L << 40);
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, noop, NULL));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_rc(0, weft_rt_destroy(rt));
+
+	wt_config(&cfg);
+	cfg.workers = 1;
+	rt = wt_create(&cfg);
+	assert_rc(0, weft_rt_config(rt, &eff));
+	assert_int_equal(eff.workers, 1);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* ------------------------------------------------------------ environment */
+
+/* Sets var=value, expects weft_rt_create to fail with WEFT_EINVAL, and checks
+ * that stderr names the variable, the value and every accepted value. */
+static void expect_env_rejected(const char *var, const char *value, const char *const *accepted)
+{
+	assert_int_equal(setenv(var, value, 1), 0);
+	weft_config cfg;
+	wt_config(&cfg);
+	wt_capture_begin();
+	weft_rt *rt = (weft_rt *)&rt;
+	int rc = weft_rt_create(&rt, &cfg);
+	const char *err = wt_capture_end();
+	unsetenv(var);
+	assert_rc(WEFT_EINVAL, rc);
+	assert_null(rt);
+	wt_assert_no_live_allocations();
+	if (!strstr(err, var))
+		fail_msg("stderr does not name %s: \"%s\"", var, err);
+	char quoted[128];
+	snprintf(quoted, sizeof(quoted), "\"%s\"", value);
+	if (!strstr(err, quoted))
+		fail_msg("stderr does not show the value %s: \"%s\"", quoted, err);
+	for (const char *const *a = accepted; *a; a++)
+		if (!strstr(err, *a))
+			fail_msg("stderr does not list the accepted value \"%s\": \"%s\"", *a, err);
+}
+
+static void env_model(void)
+{
+	static const char *const accepted[] = {"threads", "spawn", NULL};
+	expect_env_rejected("WEFT_MODEL", "bogus", accepted);
+	expect_env_rejected("WEFT_MODEL", "", accepted);
+	expect_env_rejected("WEFT_MODEL", "THREADS", accepted);
+}
+
+static void env_workers(void)
+{
+	static const char *const accepted[] = {"1", "1024", NULL};
+	expect_env_rejected("WEFT_WORKERS", "0", accepted);
+	expect_env_rejected("WEFT_WORKERS", "abc", accepted);
+	expect_env_rejected("WEFT_WORKERS", "-3", accepted);
+	expect_env_rejected("WEFT_WORKERS", "1025", accepted);
+	expect_env_rejected("WEFT_WORKERS", "4x", accepted);
+	expect_env_rejected("WEFT_WORKERS", "", accepted);
+	expect_env_rejected("WEFT_WORKERS", "99999999999999999999999", accepted);
+}
+
+static void env_policy(void)
+{
+	static const char *const accepted[] = {"priority", "fifo", NULL};
+	expect_env_rejected("WEFT_POLICY", "x", accepted);
+	expect_env_rejected("WEFT_POLICY", "lifo", accepted);
+}
+
+static void env_capacity(void)
+{
+	static const char *const accepted[] = {"0", "unbounded", "positive", NULL};
+	expect_env_rejected("WEFT_QUEUE_CAPACITY", "-1", accepted);
+	expect_env_rejected("WEFT_QUEUE_CAPACITY", "ten", accepted);
+	expect_env_rejected("WEFT_QUEUE_CAPACITY", "1.5", accepted);
+}
+
+static void env_stats(void)
+{
+	static const char *const accepted[] = {"0", "1", NULL};
+	expect_env_rejected("WEFT_STATS", "2", accepted);
+	expect_env_rejected("WEFT_STATS", "yes", accepted);
+	expect_env_rejected("WEFT_STATS", "-1", accepted);
+}
+
+/* An environment value wins over the field set in code. */
+static void env_wins(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_THREADS;
+	cfg.policy = WEFT_POLICY_PRIORITY;
+	cfg.workers = 3;
+	cfg.queue_capacity = 100;
+	assert_int_equal(setenv("WEFT_WORKERS", "2", 1), 0);
+	weft_rt *rt = wt_create(&cfg);
+	weft_config eff;
+	weft_stats s;
+	assert_rc(0, weft_rt_config(rt, &eff));
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_int_equal(eff.workers, 2);
+	assert_int_equal(s.workers, 2);
+	assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_ENV);
+	/* The others were not overridden. */
+	assert_int_equal(eff.model, WEFT_MODEL_THREADS);
+	assert_int_equal(eff.queue_capacity, 100);
+	assert_rc(0, weft_rt_destroy(rt));
+
+	assert_int_equal(setenv("WEFT_MODEL", "spawn", 1), 0);
+	assert_int_equal(setenv("WEFT_POLICY", "fifo", 1), 0);
+	assert_int_equal(setenv("WEFT_QUEUE_CAPACITY", "0", 1), 0);
+	assert_int_equal(setenv("WEFT_WORKERS", "5", 1), 0);
+	rt = wt_create(&cfg);
+	assert_rc(0, weft_rt_config(rt, &eff));
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_int_equal(eff.model, WEFT_MODEL_SPAWN);
+	assert_int_equal(eff.policy, WEFT_POLICY_FIFO);
+	assert_int_equal(eff.queue_capacity, 0);
+	assert_int_equal(eff.workers, 5);
+	assert_int_equal(s.model, WEFT_MODEL_SPAWN);
+	assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_ENV);
+	assert_rc(0, weft_rt_destroy(rt));
+	unsetenv("WEFT_MODEL");
+	unsetenv("WEFT_POLICY");
+	unsetenv("WEFT_QUEUE_CAPACITY");
+	unsetenv("WEFT_WORKERS");
+
+	/* Without the environment, the field set in code is used. */
+	rt = wt_create(&cfg);
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_int_equal(s.workers, 3);
+	assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_CONFIG);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* WEFT_STATS=1 prints the statistics to stderr at destroy; cfg.stats too. */
+static void env_stats_print(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.workers = 2;
+	assert_int_equal(setenv("WEFT_STATS", "1", 1), 0);
+	weft_rt *rt = wt_create(&cfg);
+	unsetenv("WEFT_STATS");
+	weft_task t[3];
+	for (int i = 0; i < 3; i++) {
+		assert_rc(0, weft_task_init(&t[i], noop, NULL));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	wt_capture_begin();
+	int rc = weft_rt_destroy(rt);
+	const char *err = wt_capture_end();
+	assert_rc(0, rc);
+	assert_non_null(strstr(err, "model threads"));
+	assert_non_null(strstr(err, "from config"));
+	assert_non_null(strstr(err, "posted 3, run 3"));
+
+	/* WEFT_STATS=0 silences a cfg.stats set in code. */
+	cfg.stats = 1;
+	assert_int_equal(setenv("WEFT_STATS", "0", 1), 0);
+	rt = wt_create(&cfg);
+	unsetenv("WEFT_STATS");
+	wt_capture_begin();
+	rc = weft_rt_destroy(rt);
+	err = wt_capture_end();
+	assert_rc(0, rc);
+	assert_null(strstr(err, "weft:"));
+
+	/* cfg.stats alone prints. */
+	rt = wt_create(&cfg);
+	wt_capture_begin();
+	rc = weft_rt_destroy(rt);
+	err = wt_capture_end();
+	assert_rc(0, rc);
+	assert_non_null(strstr(err, "weft: model threads"));
+}
+
+/* cfg.workers 0: one per CPU this process may use, from the affinity mask or
+ * a lower cgroup limit. */
+static void default_workers(void)
+{
+	cpu_set_t set;
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	int cpus = CPU_COUNT(&set);
+
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.workers = 0;
+	weft_rt *rt = wt_create(&cfg);
+	weft_stats s;
+	weft_config eff;
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_rc(0, weft_rt_config(rt, &eff));
+	assert_int_equal(s.cpus_affinity, cpus);
+	assert_int_equal(eff.workers, s.workers);
+	if (s.workers_source == WEFT_WORKERS_FROM_AFFINITY) {
+		assert_int_equal(s.workers, cpus);
+		assert_true(s.cpus_cgroup == 0 || s.cpus_cgroup >= cpus);
+	} else {
+		assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_CGROUP);
+		assert_int_equal(s.workers, s.cpus_cgroup);
+		assert_true(s.cpus_cgroup < cpus);
+	}
+	assert_rc(0, weft_rt_destroy(rt));
+
+	/* Narrow the mask to one CPU: one worker, from the affinity. */
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	rt = wt_create(&cfg);
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	assert_int_equal(s.cpus_affinity, 1);
+	assert_int_equal(s.workers, 1);
+	assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_AFFINITY);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* ------------------------------------------------------------ names */
+
+static void error_strings(void)
+{
+	static const struct {
+		int code;
+		const char *name;
+	} codes[] = {
+#define WT_CODE(name, value, msg) {value, "WEFT_" #name},
+	        WEFT_ERRNO_MAP(WT_CODE)
+#undef WT_CODE
+	};
+	size_t n = sizeof(codes) / sizeof(codes[0]);
+	assert_int_equal(n, 11);
+	for (size_t i = 0; i < n; i++) {
+		const char *msg = weft_strerror(codes[i].code);
+		assert_non_null(msg);
+		assert_true(strlen(msg) > 0);
+		assert_string_not_equal(msg, "unknown weft error");
+		assert_string_equal(weft_err_name(codes[i].code), codes[i].name);
+		for (size_t j = 0; j < i; j++) {
+			assert_int_not_equal(codes[i].code, codes[j].code);
+			assert_string_not_equal(msg, weft_strerror(codes[j].code));
+		}
+	}
+	assert_string_equal(weft_err_name(WEFT_OK), "WEFT_OK");
+	assert_string_equal(weft_err_name(WEFT_EFULL), "WEFT_EFULL");
+	assert_string_equal(weft_strerror(0), "success");
+	assert_string_equal(weft_strerror(WEFT_EFULL), "the ready queue is full");
+	static const int unknown[] = {1, 7, -11, -12, -100, 12345, -2147483647 - 1, 2147483647};
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		assert_string_equal(weft_strerror(unknown[i]), "unknown weft error");
+		const char *name = weft_err_name(unknown[i]);
+		assert_non_null(name);
+		for (size_t j = 0; j < n; j++)
+			assert_string_not_equal(name, codes[j].name);
+	}
+}
+
+static void names(void)
+{
+	assert_string_equal(weft_model_name(WEFT_MODEL_THREADS), "threads");
+	assert_string_equal(weft_model_name(WEFT_MODEL_SPAWN), "spawn");
+	assert_null(weft_model_name(WEFT_MODEL_COUNT_));
+	assert_null(weft_model_name((weft_model)-1));
+	assert_string_equal(weft_policy_name(WEFT_POLICY_PRIORITY), "priority");
+	assert_string_equal(weft_policy_name(WEFT_POLICY_FIFO), "fifo");
+	assert_null(weft_policy_name(WEFT_POLICY_COUNT_));
+	assert_null(weft_policy_name((weft_policy)-1));
+	assert_string_equal(weft_workers_source_name(WEFT_WORKERS_FROM_AFFINITY), "affinity");
+	assert_string_equal(weft_workers_source_name(WEFT_WORKERS_FROM_CGROUP), "cgroup");
+	assert_string_equal(weft_workers_source_name(WEFT_WORKERS_FROM_CONFIG), "config");
+	assert_string_equal(weft_workers_source_name(WEFT_WORKERS_FROM_ENV), "WEFT_WORKERS");
+	assert_null(weft_workers_source_name(WEFT_WORKERS_SOURCE_COUNT_));
+	assert_null(weft_workers_source_name((weft_workers_source)-1));
+	assert_string_equal(weft_task_state_name(WEFT_TASK_IDLE), "idle");
+	assert_string_equal(weft_task_state_name(WEFT_TASK_QUEUED), "queued");
+	assert_string_equal(weft_task_state_name(WEFT_TASK_RUNNING), "running");
+	assert_string_equal(weft_task_state_name(WEFT_TASK_DONE), "done");
+	assert_string_equal(weft_task_state_name(WEFT_TASK_CANCELLED), "cancelled");
+	assert_null(weft_task_state_name(WEFT_TASK_STATE_COUNT_));
+	assert_null(weft_task_state_name((weft_task_state)-1));
+}
+
+/* ------------------------------------------------------------ tasks */
+
+static void task_api(void)
+{
+	weft_task t;
+	memset(&t, 0xAB, sizeof(t)); /* init must not depend on prior contents */
+	int arg = 0;
+	assert_rc(0, weft_task_init(&t, noop, &arg));
+	assert_int_equal(weft_task_state_of(&t), WEFT_TASK_IDLE);
+	assert_int_equal(weft_task_priority(&t), 0);
+	assert_rc(0, weft_task_set_priority(&t, -7));
+	assert_int_equal(weft_task_priority(&t), -7);
+	assert_rc(0, weft_task_set_priority(&t, INT64_MAX));
+	assert_true(weft_task_priority(&t) == INT64_MAX);
+	assert_rc(0, weft_task_set_priority(&t, INT64_MIN));
+	assert_true(weft_task_priority(&t) == INT64_MIN);
+	assert_rc(WEFT_EINVAL, weft_task_set_priority(NULL, 1));
+	assert_int_equal(weft_task_priority(NULL), 0);
+	assert_int_equal(weft_task_state_of(NULL), WEFT_TASK_IDLE);
+
+	/* Outside any task. */
+	assert_int_equal(weft_worker_index(), -1);
+	assert_null(weft_rt_current());
+}
+
+/* ------------------------------------------------------------ allocator */
+
+static void *plain_alloc(size_t size, void *ctx)
+{
+	(void)ctx;
+	return malloc(size);
+}
+
+static void plain_free(void *p, size_t size, void *ctx)
+{
+	(void)size;
+	(void)ctx;
+	free(p);
+}
+
+static void allocator_api(void)
+{
+	/* Incomplete allocators are refused. */
+	weft_allocator a = {.alloc_fn = plain_alloc, .free_fn = NULL};
+	assert_rc(WEFT_EINVAL, weft_set_allocator(&a));
+	a = (weft_allocator){.alloc_fn = NULL, .free_fn = plain_free};
+	assert_rc(WEFT_EINVAL, weft_set_allocator(&a));
+
+	/* While a runtime lives, the allocator cannot change. */
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *rt = wt_create(&cfg);
+	assert_true(wt_alloc_live_blocks() > 0);
+	assert_int_equal(weft__live_allocations(), wt_alloc_live_blocks());
+	a = (weft_allocator){.alloc_fn = plain_alloc, .free_fn = plain_free};
+	assert_rc(WEFT_EBUSY, weft_set_allocator(&a));
+	assert_rc(WEFT_EBUSY, weft_set_allocator(NULL));
+	assert_rc(0, weft_rt_destroy(rt));
+	wt_assert_no_live_allocations();
+
+	/* Two runtimes at once, each freeing its own. */
+	weft_rt *r1 = wt_create(&cfg);
+	cfg.model = WEFT_MODEL_SPAWN;
+	weft_rt *r2 = wt_create(&cfg);
+	assert_rc(0, weft_rt_destroy(r1));
+	assert_rc(WEFT_EBUSY, weft_set_allocator(NULL));
+	assert_rc(0, weft_rt_destroy(r2));
+	wt_assert_no_live_allocations();
+	/* The harness restores its allocator at the end (it checks the count). */
+}
+
+WT_CASES(WT_CASE(null_create), WT_CASE(null_post), WT_CASE(null_wait), WT_CASE(null_group),
+         WT_CASE(null_stats_config), WT_CASE(bad_config), WT_CASE(config_limits),
+         WT_CASE(env_model), WT_CASE(env_workers), WT_CASE(env_policy), WT_CASE(env_capacity),
+         WT_CASE(env_stats), WT_CASE(env_wins), WT_CASE(env_stats_print), WT_CASE(default_workers),
+         WT_CASE(error_strings), WT_CASE(names), WT_CASE(task_api), WT_CASE(allocator_api));

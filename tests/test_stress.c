@@ -1,0 +1,177 @@
+/* Exactly-once under load, for every model and worker count (MATRIX):
+ * `test_stress <case> <model> <workers>`.
+ *
+ * Four external threads post at once, some tasks post children from inside,
+ * priorities are random; every task has its own counter, and after
+ * weft_wait_all returns on the main thread every counter must be exactly 1.
+ * The release build runs 1,000,000 tasks per threads case (exactly_once);
+ * sanitizer builds and the spawn model (a kernel thread per task) run fewer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define SCALE_DIV 5
+#elif defined(__SANITIZE_ADDRESS__)
+#define SCALE_DIV 2
+#else
+#define SCALE_DIV 1
+#endif
+
+enum { POSTERS = 4, FANOUT = 2, PARENT_EVERY = 8 };
+
+static weft_task *tasks;
+static _Atomic uint32_t *hits;
+static int ext;   /* tasks [0, ext) are posted by the external threads */
+static int total; /* tasks [ext, total) are children */
+static bool with_children;
+static bool use_post_wait;
+static _Atomic long bad_index;
+
+static void stress_fn(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+	atomic_fetch_add_explicit(&hits[i], 1, memory_order_relaxed);
+	int w = weft_worker_index();
+	if (w < 0 || w >= wt.workers)
+		atomic_fetch_add_explicit(&bad_index, 1, memory_order_relaxed);
+	if (with_children && i < (uintptr_t)ext && i % PARENT_EVERY == 0) {
+		weft_rt *rt = weft_rt_current();
+		size_t first = (size_t)ext + (i / PARENT_EVERY) * FANOUT;
+		for (size_t k = 0; k < FANOUT; k++)
+			WT_CHECK_RC(0, weft_post(rt, &tasks[first + k]));
+	}
+}
+
+typedef struct poster {
+	weft_rt *rt;
+	int from, to;
+	pthread_barrier_t *start;
+} poster;
+
+static void *poster_thread(void *arg)
+{
+	poster *p = arg;
+	pthread_barrier_wait(p->start);
+	for (int i = p->from; i < p->to; i++) {
+		int rc = use_post_wait ? weft_post_wait(p->rt, &tasks[i])
+		                       : weft_post(p->rt, &tasks[i]);
+		if (rc != 0) {
+			WT_CHECK_RC(0, rc);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Runs `n` tasks (about: children fill the last fifth) through a runtime
+ * with the given policy and capacity. */
+static void run_stress(weft_policy policy, long capacity, int n, bool children)
+{
+	uint64_t rng = wt_seed();
+	with_children = children;
+	use_post_wait = capacity > 0;
+	if (children) {
+		ext = (n / 5 * 4) / PARENT_EVERY * PARENT_EVERY;
+		total = ext + ext / PARENT_EVERY * FANOUT;
+	} else {
+		ext = total = n;
+	}
+	tasks = calloc((size_t)total, sizeof(*tasks));
+	hits = calloc((size_t)total, sizeof(*hits));
+	assert_non_null(tasks);
+	assert_non_null(hits);
+	for (int i = 0; i < total; i++) {
+		assert_rc(0, weft_task_init(&tasks[i], stress_fn, (void *)(uintptr_t)i));
+		/* Mostly the bucketed range 0..63 and a few levels around it,
+		 * sometimes anything at all. */
+		int64_t p = (int64_t)wt_rand_below(&rng, 72) - 4;
+		if (wt_rand_below(&rng, 64) == 0)
+			p = (int64_t)wt_rand(&rng);
+		assert_rc(0, weft_task_set_priority(&tasks[i], p));
+	}
+
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.policy = policy;
+	cfg.queue_capacity = capacity;
+	weft_rt *rt = wt_create(&cfg);
+
+	double t0 = wt_now();
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, POSTERS);
+	poster p[POSTERS];
+	pthread_t th[POSTERS];
+	for (int i = 0; i < POSTERS; i++) {
+		p[i] = (poster){.rt = rt,
+		                .from = (int)((long)ext * i / POSTERS),
+		                .to = (int)((long)ext * (i + 1) / POSTERS),
+		                .start = &start};
+		wt_thread_start(&th[i], poster_thread, &p[i]);
+	}
+	for (int i = 0; i < POSTERS; i++)
+		wt_thread_join(th[i]);
+	pthread_barrier_destroy(&start);
+	assert_rc(0, weft_wait_all(rt));
+	double t1 = wt_now();
+	wt_check_async();
+
+	/* weft_wait_all returned: every task and every child has run, once. */
+	long missing = 0, extra = 0;
+	int first_bad = -1;
+	for (int i = 0; i < total; i++) {
+		uint32_t h = atomic_load_explicit(&hits[i], memory_order_relaxed);
+		if (h != 1 && first_bad < 0)
+			first_bad = i;
+		missing += h == 0;
+		extra += h > 1;
+	}
+	if (first_bad >= 0)
+		fail_msg("%ld of %d task(s) never ran, %ld ran more than once (first: task %d, "
+		         "%u runs)",
+		         missing, total, extra, first_bad, atomic_load(&hits[first_bad]));
+	assert_int_equal(atomic_load(&bad_index), 0);
+
+	weft_stats s;
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_int_equal(s.posted, (uint64_t)total);
+	assert_int_equal(s.run, (uint64_t)total);
+	assert_int_equal(s.cancelled, 0);
+	for (int i = 0; i < total; i++)
+		assert_int_equal(weft_task_state_of(&tasks[i]), WEFT_TASK_DONE);
+	print_message("[ info     ] %d tasks (%d from %d threads, %d children) in %.3f s, "
+	              "%.0f ns/task\n",
+	              total, ext, POSTERS, total - ext, t1 - t0, (t1 - t0) * 1e9 / total);
+	assert_rc(0, weft_rt_destroy(rt));
+	free(tasks);
+	free((void *)hits);
+}
+
+static int count(int threads_n, int spawn_n)
+{
+	if (wt.model == WEFT_MODEL_SPAWN)
+		return WT_SANITIZER ? spawn_n / 2 : spawn_n;
+	return threads_n / SCALE_DIV;
+}
+
+/* The priority policy, children, 1,000,000 tasks in release. */
+static void exactly_once(void)
+{
+	run_stress(WEFT_POLICY_PRIORITY, 0, count(1000000, 2000), true);
+}
+
+/* The fifo policy (workers take tasks in batches). */
+static void exactly_once_fifo(void)
+{
+	run_stress(WEFT_POLICY_FIFO, 0, count(300000, 2000), true);
+}
+
+/* A small bounded queue: the posters use weft_post_wait and sleep on a full
+ * queue again and again; a lost wake-up hangs here. */
+static void exactly_once_bounded(void)
+{
+	run_stress(WEFT_POLICY_PRIORITY, 16, count(200000, 2000), false);
+}
+
+WT_CASES(WT_CASE(exactly_once), WT_CASE(exactly_once_fifo), WT_CASE(exactly_once_bounded));
