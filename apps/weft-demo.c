@@ -1,0 +1,423 @@
+/* weft-demo: what weft does today, in a few seconds (`make demo`).
+ *
+ *   weft-demo [--quick]
+ *
+ * 1. The same two workloads (CPU-bound tasks, and tiny tasks that show the
+ *    per-task cost) through the native API under the threads model with 1
+ *    and 2 workers and under the spawn model, with timings.
+ * 2. Priority order: smaller first, FIFO among equals, under both models,
+ *    and what the fifo policy does instead.
+ * 3. Run-time selection: a runtime configured in code is retuned by
+ *    WEFT_MODEL / WEFT_WORKERS, read when the runtime is created.
+ * 4. The seed's programs ported to the seed-compatible API (seed-sudoku,
+ *    seed-sort, built next to this program), run as they are and retuned
+ *    through the environment.
+ *
+ * --quick shrinks the workloads (for tests, and for sanitizer builds). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <weft/weft.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "weft-demo: %s: %s\n", what, weft_strerror(rc));
+	exit(1);
+}
+
+static weft_rt *start(weft_model model, int workers, weft_policy policy)
+{
+	weft_config cfg;
+	weft_config_init(&cfg);
+	cfg.model = model;
+	cfg.workers = workers;
+	cfg.policy = policy;
+	weft_rt *rt;
+	int rc = weft_rt_create(&rt, &cfg);
+	if (rc)
+		die("weft_rt_create", rc);
+	return rt;
+}
+
+/* ------------------------------------------------------------ 1. workloads */
+
+typedef struct work {
+	uint64_t seed;
+	uint64_t result;
+	long iters;
+} work_t;
+
+static void compute(void *arg)
+{
+	work_t *w = arg;
+	uint64_t x = w->seed | 1;
+	for (long i = 0; i < w->iters; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+	}
+	w->result = x;
+}
+
+static _Atomic long tiny_runs;
+
+static void tiny(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add_explicit(&tiny_runs, 1, memory_order_relaxed);
+}
+
+/* Posts n tasks of fn over args (stride bytes apart) and waits. */
+static double run_batch(weft_rt *rt, weft_task *tasks, long n, weft_fn fn, char *args,
+                        size_t stride)
+{
+	double t0 = now_ms();
+	for (long i = 0; i < n; i++) {
+		weft_task_init(&tasks[i], fn, args ? args + (size_t)i * stride : NULL);
+		int rc = weft_post_wait(rt, &tasks[i]);
+		if (rc)
+			die("weft_post", rc);
+	}
+	weft_wait_all(rt);
+	return now_ms() - t0;
+}
+
+static void workloads(bool quick)
+{
+	long n_compute = quick ? 100 : 800, iters = quick ? 20000 : 150000;
+	long n_tiny = quick ? 2000 : 20000;
+	long n_max = n_compute > n_tiny ? n_compute : n_tiny;
+	weft_task *tasks = calloc((size_t)n_max, sizeof(*tasks));
+	work_t *work = calloc((size_t)n_compute, sizeof(*work));
+	if (!tasks || !work)
+		die("calloc", WEFT_ENOMEM);
+
+	printf("1. The same workloads, configured in code (weft_config), native API\n");
+	printf("   compute: %ld tasks of %ld xorshift rounds; tiny: %ld empty tasks\n\n", n_compute,
+	       iters, n_tiny);
+	printf("   %-8s %7s  %-8s %11s %9s %14s  %s\n", "model", "workers", "policy", "compute ms",
+	       "tiny ms", "us/tiny task", "checksum");
+
+	static const struct {
+		weft_model model;
+		int workers;
+	} runs[] = {{WEFT_MODEL_THREADS, 1}, {WEFT_MODEL_THREADS, 2}, {WEFT_MODEL_SPAWN, 2}};
+	uint64_t first_sum = 0;
+	bool same = true;
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		weft_rt *rt = start(runs[r].model, runs[r].workers, WEFT_POLICY_PRIORITY);
+		weft_config eff;
+		weft_rt_config(rt, &eff);
+		for (long i = 0; i < n_compute; i++)
+			work[i] = (work_t){(uint64_t)i * 0x9e3779b97f4a7c15u, 0, iters};
+		double c_ms = run_batch(rt, tasks, n_compute, compute, (char *)work, sizeof(*work));
+		atomic_store(&tiny_runs, 0);
+		double t_ms = run_batch(rt, tasks, n_tiny, tiny, NULL, 0);
+		weft_rt_destroy(rt);
+
+		uint64_t sum = 0;
+		for (long i = 0; i < n_compute; i++)
+			sum ^= work[i].result;
+		if (r == 0)
+			first_sum = sum;
+		same = same && sum == first_sum && atomic_load(&tiny_runs) == n_tiny;
+		printf("   %-8s %7d  %-8s %11.1f %9.1f %14.2f  %016llx\n",
+		       weft_model_name(eff.model), eff.workers, weft_policy_name(eff.policy), c_ms,
+		       t_ms, t_ms * 1e3 / (double)n_tiny, (unsigned long long)sum);
+	}
+	printf("\n   %s\n", same ? "Same results under every configuration."
+	                         : "RESULTS DIFFER between configurations!");
+	printf("   spawn creates and joins a kernel thread per task: compare us/tiny task.\n\n");
+	free(work);
+	free(tasks);
+}
+
+/* ------------------------------------------------------------ 2. priority */
+
+typedef struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	bool inside, open;
+} gate_t;
+
+static void gate_task(void *arg)
+{
+	gate_t *g = arg;
+	pthread_mutex_lock(&g->lock);
+	g->inside = true;
+	pthread_cond_broadcast(&g->cv);
+	while (!g->open)
+		pthread_cond_wait(&g->cv, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+#define N_PRIO 8
+
+typedef struct prio_log {
+	_Atomic int n;
+	int order[N_PRIO];
+} prio_log_t;
+
+typedef struct prio_arg {
+	prio_log_t *log;
+	int id;
+} prio_arg_t;
+
+static void prio_task(void *arg)
+{
+	prio_arg_t *p = arg;
+	int k = atomic_fetch_add(&p->log->n, 1);
+	if (k < N_PRIO)
+		p->log->order[k] = p->id;
+}
+
+static const char names[N_PRIO] = {'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'};
+static const int prios[N_PRIO] = {5, 1, 4, 1, 3, 9, 2, 1};
+
+/* One worker is held by a gate task while the 8 tasks are posted, so they
+ * are all queued when it is released: the order they run in is the
+ * policy's. */
+static void priority_run(weft_model model, weft_policy policy)
+{
+	weft_rt *rt = start(model, 1, policy);
+	weft_config eff;
+	weft_rt_config(rt, &eff);
+	gate_t g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false};
+	weft_task gt, tasks[N_PRIO];
+	prio_log_t log = {0};
+	prio_arg_t args[N_PRIO];
+
+	weft_task_init(&gt, gate_task, &g);
+	weft_task_set_priority(&gt, -1);
+	weft_post(rt, &gt);
+	pthread_mutex_lock(&g.lock);
+	while (!g.inside)
+		pthread_cond_wait(&g.cv, &g.lock);
+	pthread_mutex_unlock(&g.lock);
+	for (int i = 0; i < N_PRIO; i++) {
+		args[i] = (prio_arg_t){&log, i};
+		weft_task_init(&tasks[i], prio_task, &args[i]);
+		weft_task_set_priority(&tasks[i], prios[i]);
+		int rc = weft_post(rt, &tasks[i]);
+		if (rc)
+			die("weft_post", rc);
+	}
+	pthread_mutex_lock(&g.lock);
+	g.open = true;
+	pthread_cond_broadcast(&g.cv);
+	pthread_mutex_unlock(&g.lock);
+	weft_wait_all(rt);
+	weft_rt_destroy(rt);
+
+	printf("   %-7s %-8s ran:   ", weft_model_name(eff.model), weft_policy_name(eff.policy));
+	for (int i = 0; i < N_PRIO && i < atomic_load(&log.n); i++)
+		printf(" %c(%d)", names[log.order[i]], prios[log.order[i]]);
+	if (eff.workers != 1)
+		printf("   [%d workers from the environment: order not defined]", eff.workers);
+	printf("\n");
+}
+
+static void priority_demo(void)
+{
+	printf("2. Priority order: one worker held while 8 tasks are posted, then released\n");
+	printf("   posted:                ");
+	for (int i = 0; i < N_PRIO; i++)
+		printf(" %c(%d)", names[i], prios[i]);
+	printf("\n");
+	priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_PRIORITY);
+	priority_run(WEFT_MODEL_SPAWN, WEFT_POLICY_PRIORITY);
+	priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_FIFO);
+	printf("   priority: smaller first, equal priorities in post order (b, d, h);\n"
+	       "   fifo: post order. The same under both models.\n\n");
+}
+
+/* ------------------------------------------------------------ 3. run time */
+
+static void show_env(void)
+{
+	static const char *const vars[] = {"WEFT_MODEL", "WEFT_WORKERS", "WEFT_POLICY"};
+	printf("   environment:");
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		printf(" %s=%s", vars[i], v ? v : "(unset)");
+	}
+	printf("\n");
+}
+
+static void show_effective(const char *label)
+{
+	weft_rt *rt = start(WEFT_MODEL_THREADS, 1, WEFT_POLICY_PRIORITY);
+	weft_stats s;
+	weft_stats_get(rt, &s);
+	printf("   %-34s -> model %s, %d worker(s) (from %s), policy %s\n", label,
+	       weft_model_name(s.model), s.workers, weft_workers_source_name(s.workers_source),
+	       weft_policy_name(s.policy));
+	weft_rt_destroy(rt);
+}
+
+static char *saved_env(const char *var)
+{
+	const char *v = getenv(var);
+	return v ? strdup(v) : NULL;
+}
+
+static void restore_env(const char *var, char *value)
+{
+	if (value)
+		setenv(var, value, 1);
+	else
+		unsetenv(var);
+	free(value);
+}
+
+static void runtime_selection(void)
+{
+	printf("3. Run-time selection: code asks for threads, 1 worker, priority\n");
+	char *model = saved_env("WEFT_MODEL"), *workers = saved_env("WEFT_WORKERS"),
+	     *policy = saved_env("WEFT_POLICY");
+	show_env();
+	show_effective("as this process was started");
+	setenv("WEFT_MODEL", "spawn", 1);
+	setenv("WEFT_WORKERS", "2", 1);
+	setenv("WEFT_POLICY", "fifo", 1);
+	show_effective("WEFT_MODEL=spawn WEFT_WORKERS=2 ...");
+	restore_env("WEFT_MODEL", model);
+	restore_env("WEFT_WORKERS", workers);
+	restore_env("WEFT_POLICY", policy);
+	printf("   The environment wins over code, so a built binary is retuned without\n"
+	       "   rebuilding; it is read once, when the runtime is created.\n\n");
+}
+
+/* ------------------------------------------------------------ 4. seed apps */
+
+/* Runs <dir>/<prog> with args, with extra VAR=value pairs in its
+ * environment, and shows the command line. */
+static void run_app(const char *dir, const char *const env[], const char *prog,
+                    const char *const args[])
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, prog);
+	printf("   $");
+	for (int i = 0; env && env[i]; i++)
+		printf(" %s", env[i]);
+	printf(" %s", prog);
+	for (int i = 0; args[i]; i++)
+		printf(" %s", args[i]);
+	printf("\n");
+	if (access(path, X_OK) != 0) {
+		printf("   (%s not found next to weft-demo: not built?)\n", path);
+		return;
+	}
+	fflush(stdout);
+	int fds[2];
+	if (pipe(fds) != 0) {
+		perror("weft-demo: pipe");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("weft-demo: fork");
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (pid == 0) {
+		char *argv[16];
+		int n = 0;
+		argv[n++] = (char *)prog;
+		for (int i = 0; args[i] && n < 15; i++)
+			argv[n++] = (char *)args[i];
+		argv[n] = NULL;
+		for (int i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
+		close(fds[0]);
+		dup2(fds[1], STDOUT_FILENO);
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[1]);
+		execv(path, argv);
+		perror("weft-demo: execv");
+		_exit(127);
+	}
+	/* Its output, indented under the command line. */
+	close(fds[1]);
+	FILE *in = fdopen(fds[0], "r");
+	char line[1024];
+	while (in && fgets(line, sizeof(line), in))
+		printf("     %s", line);
+	if (in)
+		fclose(in);
+	else
+		close(fds[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		printf("   (exit status %d)\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+static void seed_apps(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		printf("4. (cannot find this program's directory; skipping the seed apps)\n");
+		return;
+	}
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+
+	printf("4. The seed's programs on the seed-compatible API (include/weft/compat/sched.h)\n");
+	static const char *const sudoku_args[] = {"4", NULL};
+	run_app(self, NULL, "seed-sudoku", sudoku_args);
+	static const char *const sort_args[] = {"2", "10", NULL};
+	run_app(self, NULL, "seed-sort", sort_args);
+	static const char *const spawn_env[] = {"WEFT_MODEL=spawn", "WEFT_WORKERS=2", NULL};
+	run_app(self, spawn_env, "seed-sort", sort_args);
+	printf("   The seed's own sudoku.c and sort.c build unchanged against weft with\n"
+	       "   -I include/weft/compat (docs/compat.md).\n");
+}
+
+int main(int argc, char **argv)
+{
+	bool quick = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0) {
+			quick = true;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: %s [--quick]\n"
+			       "Shows weft's models, priority order, run-time selection and the\n"
+			       "seed's programs in a few seconds. --quick: smaller workloads.\n",
+			       argv[0]);
+			return 0;
+		} else {
+			fprintf(stderr, "weft-demo: unknown argument '%s' (try --help)\n", argv[i]);
+			return 2;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("weft %d.%d.%d demo: one program, the threading model chosen at run time\n\n",
+	       WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH);
+	double t0 = now_ms();
+	workloads(quick);
+	priority_demo();
+	runtime_selection();
+	seed_apps();
+	printf("\ndemo done in %.1f s\n", (now_ms() - t0) / 1e3);
+	return 0;
+}
