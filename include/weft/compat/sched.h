@@ -38,6 +38,11 @@
 #error "weft/compat/sched.h needs #include_next and asm labels (GCC or Clang)"
 #endif
 
+/* #include_next is an extension -Wpedantic would flag in every program that
+ * includes this header; like the system header it stands for, it is read
+ * as a system header. */
+#pragma GCC system_header
+
 /* The system header this one shadows: sched_yield, sched_param, cpu_set_t. */
 #include_next <sched.h>
 
