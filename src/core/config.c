@@ -131,7 +131,7 @@ static int affinity_cpus(void)
  * hierarchy, because a parent's limit applies too. */
 static int read_quota(const char *path_fmt, const char *dir, long *quota, long *period)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 64]; /* dir plus the file name */
 	snprintf(path, sizeof(path), path_fmt, dir);
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -182,7 +182,7 @@ static int cgroup_cpus(void)
 			*slash = '\0';
 		}
 	} else if (dir[0]) {
-		char qpath[PATH_MAX];
+		char qpath[PATH_MAX + 64];
 		snprintf(qpath, sizeof(qpath), "/sys/fs/cgroup/cpu%s/cpu.cfs_quota_us", dir);
 		FILE *q = fopen(qpath, "re"), *p = NULL;
 		if (q) {
