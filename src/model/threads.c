@@ -66,11 +66,19 @@ typedef struct worker {
 	_Atomic uint64_t posted;                 /* tasks this worker's tasks posted */
 	_Atomic uint64_t cancelled;
 	_Atomic uint64_t sleeps;
-	/* Tasks taken from the queue; batch[batch_pos..batch_len) not yet
-	 * started. Owner only. */
-	int batch_pos, batch_len;
-	uint64_t posted_at_take; /* posted when the batch was taken */
-	weft_task *batch[BATCH_MAX];
+	uint64_t posted_at_take; /* posted when the batch was taken; owner only */
+	int last_batch;          /* size of the last batch taken; owner only */
+
+	/* The batch: tasks taken from the queue and not yet started, entries
+	 * [pos, len) of batch[]. span packs gen:32 pos:16 len:16. The owner
+	 * takes from the front and other workers steal from the back, both by
+	 * CAS on span, so no task hides in a busy worker's batch (a task that
+	 * waits for a later one in the same batch would otherwise deadlock).
+	 * Entries are written only by the owner while the batch is empty, and
+	 * every refill changes gen, so a thief that read entries of an older
+	 * batch fails its CAS. */
+	WEFT__ALIGNED _Atomic uint64_t span;
+	_Atomic(weft_task *) batch[BATCH_MAX];
 
 	/* Under threads.idle_lock. */
 	_Atomic uint32_t wake; /* futex: 1 once a waker claimed this worker */
@@ -104,7 +112,6 @@ typedef struct threads {
 	/* Idle and spinning workers. */
 	WEFT__ALIGNED _Atomic int nspinning;
 	_Atomic int nidle;
-	_Atomic int hungry; /* a worker ran dry: batch holders give back */
 	weft__lock idle_lock;
 	worker *idle_list;
 	_Atomic int stopping;
@@ -149,33 +156,110 @@ static void drain_inbox(threads *m)
 /* Returns the unstarted rest of w's batch to the ready queue, last first,
  * so that each goes back in front of everything queued after it. Caller
  * holds m->lock. */
-static void put_back_batch(threads *m, worker *w)
+#define SPAN(gen, pos, len) ((uint64_t)(gen) << 32 | (uint64_t)(pos) << 16 | (uint64_t)(len))
+#define SPAN_GEN(s)         ((uint32_t)((s) >> 32))
+#define SPAN_POS(s)         ((int)(((s) >> 16) & 0xffff))
+#define SPAN_LEN(s)         ((int)((s)&0xffff))
+
+static void wake_if_needed(threads *m);
+
+/* Publishes n tasks as w's new batch. Owner only, with the batch empty. */
+static void batch_fill(worker *w, weft_task *const *tasks, int n)
 {
-	while (w->batch_len > w->batch_pos)
-		weft__readyq_unpop(&m->ready, w->batch[--w->batch_len]);
-	w->batch_pos = w->batch_len = 0;
+	uint64_t s = atomic_load_explicit(&w->span, memory_order_relaxed);
+	for (int i = 0; i < n; i++)
+		atomic_store_explicit(&w->batch[i], tasks[i], memory_order_relaxed);
+	atomic_store(&w->span, SPAN(SPAN_GEN(s) + 1, 0, n)); /* seq_cst: see wake */
+}
+
+/* Takes the first unstarted task of w's own batch, or NULL. */
+static weft_task *batch_take_front(worker *w)
+{
+	uint64_t s = atomic_load_explicit(&w->span, memory_order_acquire);
+	while (SPAN_POS(s) < SPAN_LEN(s)) {
+		weft_task *t = atomic_load_explicit(&w->batch[SPAN_POS(s)], memory_order_relaxed);
+		if (atomic_compare_exchange_weak_explicit(&w->span, &s, s + SPAN(0, 1, 0),
+		                                          memory_order_acq_rel,
+		                                          memory_order_acquire))
+			return t;
+	}
+	return NULL;
+}
+
+/* Takes the back half (rounded up) of v's batch, or all of it when whole
+ * is set, into out. Returns how many. */
+static int batch_take_back(worker *v, bool whole, weft_task **out)
+{
+	uint64_t s = atomic_load_explicit(&v->span, memory_order_acquire);
+	for (;;) {
+		int pos = SPAN_POS(s), len = SPAN_LEN(s);
+		int k = whole ? len - pos : (len - pos + 1) / 2;
+		if (k <= 0)
+			return 0;
+		for (int i = 0; i < k; i++)
+			out[i] = atomic_load_explicit(&v->batch[len - k + i], memory_order_relaxed);
+		if (atomic_compare_exchange_weak_explicit(
+		            &v->span, &s, SPAN(SPAN_GEN(s), pos, len - k), memory_order_acq_rel,
+		            memory_order_acquire))
+			return k;
+	}
+}
+
+static bool stealable(threads *m)
+{
+	for (int i = 0; i < m->nworkers; i++) {
+		uint64_t s = atomic_load_explicit(&m->workers[i].span, memory_order_relaxed);
+		if (SPAN_POS(s) < SPAN_LEN(s))
+			return true;
+	}
+	return false;
+}
+
+/* Steals half of the first non-empty batch after w's into w's own (empty)
+ * batch. Returns false if every batch was empty. */
+static bool steal(threads *m, worker *w)
+{
+	weft_task *got[BATCH_MAX];
+	for (int i = 1; i < m->nworkers; i++) {
+		worker *v = &m->workers[(w->index + i) % m->nworkers];
+		int n = batch_take_back(v, false, got);
+		if (n > 0) {
+			batch_fill(w, got, n);
+			w->last_batch = n;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Refills w's batch from the shared queue: up to 1/N of it, at most
  * BATCH_MAX, so the lock and the queue's lines move once per batch rather
- * than once per task. Returns false if there was no work. */
+ * than once per task. Any unstarted rest of the old batch goes back to the
+ * queue first, last task first, so each lands in front of what was behind
+ * it. Returns false if there was no work. */
 static bool take_batch(threads *m, worker *w)
 {
-	if (w->batch_pos == w->batch_len && !has_work(m))
+	weft_task *rest[BATCH_MAX], *got[BATCH_MAX];
+	int nrest = batch_take_back(w, true, rest);
+	if (nrest == 0 && !has_work(m))
 		return false;
 	weft__lock_acquire(&m->lock);
-	put_back_batch(m, w);
+	while (nrest > 0)
+		weft__readyq_unpop(&m->ready, rest[--nrest]);
 	drain_inbox(m);
 	size_t n = m->ready.len / (size_t)m->nworkers;
 	n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
-	int got = 0;
+	int ngot = 0;
 	weft_task *t;
-	while (got < (int)n && (t = weft__readyq_pop(&m->ready)))
-		w->batch[got++] = t;
+	while (ngot < (int)n && (t = weft__readyq_pop(&m->ready)))
+		got[ngot++] = t;
 	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
 	weft__lock_release(&m->lock);
-	w->batch_len = got;
-	return got > 0;
+	batch_fill(w, got, ngot);
+	w->last_batch = ngot;
+	if (ngot > 1)
+		wake_if_needed(m); /* an idle worker may steal half */
+	return ngot > 0;
 }
 
 static void relax(int pauses)
@@ -184,33 +268,30 @@ static void relax(int pauses)
 		weft__cpu_relax();
 }
 
-/* A batch is a prefetch, not a promise: the rest of it goes back to the
- * queue when another worker is hungry (so long tasks spread out), and,
- * under an ordered policy, when this worker's own tasks posted more work
- * (which may be more urgent; arrivals from outside race with the take
- * anyway, so they are not checked, which keeps the inbox line out of this
- * loop). When a small batch runs out and this worker posted nothing, it
- * waits about a microsecond before asking again, so that a poster in full
- * flow gets ahead and the next batch is bigger: chasing it task by task
- * makes every post and every take miss the cache. */
+/* Under an ordered policy, when this worker's own tasks posted more work
+ * (which may be more urgent), the rest of the batch goes back and the queue
+ * is asked again; arrivals from outside race with the take anyway, so they
+ * are not checked, which keeps the inbox line out of this path. When a
+ * small batch runs out and this worker posted nothing, it waits about a
+ * microsecond before asking again, so that a poster in full flow gets ahead
+ * and the next batch is bigger: chasing it task by task makes every post
+ * and every take miss the cache. */
 static weft_task *next_task(threads *m, worker *w)
 {
 	uint64_t posted = atomic_load_explicit(&w->posted, memory_order_relaxed);
 	bool own_posts = posted != w->posted_at_take;
-	bool give_back = w->batch_pos < w->batch_len &&
-	                 ((m->ordered && own_posts) ||
-	                  atomic_load_explicit(&m->hungry, memory_order_relaxed));
-	if (w->batch_pos == w->batch_len && w->batch_len < BATCH_MAX / 2 && !own_posts)
-		relax(BATCH_WAIT_PAUSES);
-	if (w->batch_pos == w->batch_len || give_back) {
-		if (give_back)
-			atomic_store_explicit(&m->hungry, 0, memory_order_relaxed);
+	weft_task *t = NULL;
+	if (!(m->ordered && own_posts))
+		t = batch_take_front(w);
+	if (!t) {
+		if (w->last_batch < BATCH_MAX / 2 && !own_posts)
+			relax(BATCH_WAIT_PAUSES);
 		w->posted_at_take = posted;
-		if (!take_batch(m, w))
+		if (!take_batch(m, w) || !(t = batch_take_front(w)))
 			return NULL;
 	}
 	weft__dequeued(m->rt, 1);
-	return w->batch[w->batch_pos++];
+	return t;
 }
 
 /* Wakes one idle worker, unless one is already spinning: the woken worker
@@ -239,11 +320,11 @@ static void wake_one(threads *m)
 }
 
 /* Callers have made their work visible with a seq_cst operation (the
- * inbox CAS, or a fence), which orders it before these loads. */
+ * inbox CAS, the batch's span store), which orders it before these seq_cst
+ * loads; a worker going idle does the mirror image (see sleep_idle). */
 static void wake_if_needed(threads *m)
 {
-	if (atomic_load_explicit(&m->nspinning, memory_order_relaxed) == 0 &&
-	    atomic_load_explicit(&m->nidle, memory_order_relaxed) > 0)
+	if (atomic_load(&m->nspinning) == 0 && atomic_load(&m->nidle) > 0)
 		wake_one(m);
 }
 
@@ -300,7 +381,7 @@ static bool sleep_idle(threads *m, worker *w)
 	weft__lock_release(&m->idle_lock);
 
 	atomic_thread_fence(memory_order_seq_cst);
-	if (has_work(m) || atomic_load(&m->stopping)) {
+	if (has_work(m) || stealable(m) || atomic_load(&m->stopping)) {
 		bool removed = false;
 		weft__lock_acquire(&m->idle_lock);
 		for (worker **p = &m->idle_list; *p; p = &(*p)->idle_next) {
@@ -348,21 +429,24 @@ static void *worker_main(void *arg)
 		}
 
 		notify_all_waiters(m);
-		if (!atomic_load_explicit(&m->hungry, memory_order_relaxed) && m->nworkers > 1)
-			atomic_store_explicit(&m->hungry, 1, memory_order_relaxed);
 		/* Poll quietly before sleeping: no shared writes, and reads of
-		 * the inbox line only now and then, since each one makes the
-		 * next post pay to take the line back. */
-		for (int i = 0; i < SPIN_ROUNDS && !has_work(m); i++)
-			relax(SPIN_PAUSES);
-		if (has_work(m))
+		 * the shared lines only now and then, since each one makes the
+		 * next post (or the victim's next take) pay to take the line
+		 * back. */
+		bool found = false;
+		for (int i = 0; i < SPIN_ROUNDS && !found; i++) {
+			found = has_work(m) || steal(m, w);
+			if (!found)
+				relax(SPIN_PAUSES);
+		}
+		if (found)
 			continue;
 		if (spinning) {
 			spinning = false;
 			atomic_fetch_sub(&m->nspinning, 1);
 		}
 		atomic_thread_fence(memory_order_seq_cst);
-		if (has_work(m))
+		if (has_work(m) || steal(m, w))
 			continue;
 		if (atomic_load(&m->stopping))
 			break;
