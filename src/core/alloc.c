@@ -1,7 +1,9 @@
 /* Everything weft allocates goes through here: the user's weft_allocator
  * when one is set, malloc otherwise. A live count lets tests prove that
  * destroy released everything, and a test allocator can fail the n-th call. */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/internal.h"
 #include "core/testing.h"
@@ -23,30 +25,40 @@ int weft_set_allocator(const weft_allocator *a)
 	return 0;
 }
 
+/* Blocks are aligned to a cache line, because weft's shared structures put
+ * fields on lines of their own (WEFT__ALIGNED) and neither malloc nor a
+ * user allocator promises more than 16 bytes. The pointer the allocator
+ * returned is kept just below the aligned block. */
+#define ALIGN    WEFT__CACHE_LINE
+#define OVERHEAD (ALIGN + sizeof(void *))
+
 void *weft__alloc(size_t size)
 {
-	void *p = allocator.alloc_fn ? allocator.alloc_fn(size, allocator.ctx) : calloc(1, size);
-	if (!p)
+	if (size > SIZE_MAX - OVERHEAD)
 		return NULL;
-	if (allocator.alloc_fn) {
-		/* A user allocator need not zero; weft relies on zeroed memory. */
-		unsigned char *b = p;
-		for (size_t i = 0; i < size; i++)
-			b[i] = 0;
-	}
+	size_t raw_size = size + OVERHEAD;
+	void *raw =
+	        allocator.alloc_fn ? allocator.alloc_fn(raw_size, allocator.ctx) : malloc(raw_size);
+	if (!raw)
+		return NULL;
+	uintptr_t p = ((uintptr_t)raw + sizeof(void *) + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
+	void *block = (void *)p;
+	((void **)block)[-1] = raw;
+	memset(block, 0, size);
 	atomic_fetch_add_explicit(&live_allocations, 1, memory_order_relaxed);
-	return p;
+	return block;
 }
 
 void weft__free(void *p, size_t size)
 {
 	if (!p)
 		return;
+	void *raw = ((void **)p)[-1];
 	atomic_fetch_sub_explicit(&live_allocations, 1, memory_order_relaxed);
 	if (allocator.free_fn)
-		allocator.free_fn(p, size, allocator.ctx);
+		allocator.free_fn(raw, size + OVERHEAD, allocator.ctx);
 	else
-		free(p);
+		free(raw);
 }
 
 long weft__live_allocations(void)

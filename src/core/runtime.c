@@ -112,7 +112,9 @@ void weft__release_capacity(weft_rt *rt, long n)
 
 /* ------------------------------------------------------------ post */
 
-static int post(weft_rt *rt, weft_group *g, weft_task *t)
+/* count_rejected: a refusal counts in stats.rejected (not for the tries
+ * weft_post_wait makes while it waits for room). */
+static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 {
 	if (!alive(rt) || !t || !t->fn_)
 		return WEFT_EINVAL;
@@ -124,7 +126,8 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t)
 		return WEFT_EBUSY; /* another thread posted it just now */
 	if (!reserve_capacity(rt)) {
 		atomic_store((_Atomic uint32_t *)&t->state_, old & WEFT__STATE_MASK);
-		atomic_fetch_add_explicit(&rt->rejected, 1, memory_order_relaxed);
+		if (count_rejected)
+			atomic_fetch_add_explicit(&rt->rejected, 1, memory_order_relaxed);
 		return WEFT_EFULL;
 	}
 	t->group_ = g;
@@ -144,14 +147,14 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t)
 
 int weft_post(weft_rt *rt, weft_task *t)
 {
-	return post(rt, NULL, t);
+	return post(rt, NULL, t, true);
 }
 
 int weft_post_in(weft_rt *rt, weft_group *g, weft_task *t)
 {
 	if (!g)
 		return WEFT_EINVAL;
-	return post(rt, g, t);
+	return post(rt, g, t, true);
 }
 
 /* A sleeper announces itself in room_waiters before it tries to post, and
@@ -165,7 +168,7 @@ int weft_post_wait(weft_rt *rt, weft_task *t)
 	for (;;) {
 		uint32_t seq = atomic_load(&rt->room_seq);
 		atomic_fetch_add(&rt->room_waiters, 1);
-		int rc = post(rt, NULL, t);
+		int rc = post(rt, NULL, t, false);
 		if (rc == WEFT_EFULL && weft__tls.rt == rt)
 			rc = WEFT_EDEADLK;
 		else if (rc == WEFT_EFULL && atomic_load(&rt->closing))
