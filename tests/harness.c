@@ -385,6 +385,28 @@ bool wt_poll(bool (*cond)(void *), void *arg)
 
 /* ------------------------------------------------------------ running */
 
+/* Threads of this process, from /proc/self/task. */
+static int thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -1;
+	char line[256];
+	int n = -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+static int threads_before;
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -396,6 +418,13 @@ static int setup(void **state)
 		return -1;
 	}
 	atomic_store(&total_allocs, 0);
+	/* A sanitizer runtime may start a thread of its own at the first
+	 * pthread_create: have that happen before counting. */
+	pthread_t t;
+	if (pthread_create(&t, NULL, nothing, NULL) == 0)
+		pthread_join(t, NULL);
+	wt_sleep_ms(2);
+	threads_before = thread_count();
 	return 0;
 }
 
@@ -407,6 +436,15 @@ static int teardown(void **state)
 	wt_check_async();
 	wt_assert_no_live_allocations();
 	assert_rc(0, weft_set_allocator(NULL));
+	/* Every thread weft started is gone (an exiting thread may linger in
+	 * the count for a moment after pthread_join returns). */
+	double end = wt_now() + 5.0;
+	int now;
+	while ((now = thread_count()) > threads_before && wt_now() < end)
+		wt_sleep_ms(1);
+	if (now > threads_before)
+		fail_msg("%d thread(s) still running after the case (%d before it)", now,
+		         threads_before);
 	return 0;
 }
 

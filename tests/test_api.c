@@ -569,8 +569,76 @@ static void allocator_api(void)
 	/* The harness restores its allocator at the end (it checks the count). */
 }
 
+/* weft_allocator promises nothing about alignment, and malloc/calloc (the
+ * default) only give alignof(max_align_t), 16 bytes on x86-64. weft's own
+ * structures are over-aligned (WEFT__ALIGNED, 64 bytes), so weft must align
+ * what it gets, or not ask for more than it can get. This allocator returns
+ * blocks that are 16-byte but never 64-byte aligned. */
+typedef struct misaligned_hdr {
+	void *raw;
+	size_t size;
+} misaligned_hdr;
+
+static _Atomic long misaligned_live;
+
+static void *misaligned_alloc(size_t size, void *ctx)
+{
+	(void)ctx;
+	size_t total = (size + 128 + 63) / 64 * 64; /* aligned_alloc wants a multiple */
+	unsigned char *raw = aligned_alloc(64, total);
+	if (!raw)
+		return NULL;
+	unsigned char *p = raw + 64 + 16; /* 16 mod 64 */
+	misaligned_hdr *h = (misaligned_hdr *)(p - sizeof(misaligned_hdr));
+	h->raw = raw;
+	h->size = size;
+	atomic_fetch_add(&misaligned_live, 1);
+	return p;
+}
+
+static void misaligned_free(void *p, size_t size, void *ctx)
+{
+	(void)ctx;
+	misaligned_hdr *h = (misaligned_hdr *)((unsigned char *)p - sizeof(misaligned_hdr));
+	if (h->size != size)
+		wt_async_fail(__FILE__, __LINE__, "freed %zu bytes as %zu", h->size, size);
+	atomic_fetch_sub(&misaligned_live, 1);
+	free(h->raw);
+}
+
+static void allocator_alignment(void)
+{
+	assert_rc(0, weft_set_allocator(NULL));
+	weft_allocator a = {.alloc_fn = misaligned_alloc, .free_fn = misaligned_free};
+	assert_rc(0, weft_set_allocator(&a));
+	for (int m = 0; m < WEFT_MODEL_COUNT_; m++) {
+		weft_config cfg;
+		wt_config(&cfg);
+		cfg.model = (weft_model)m;
+		weft_rt *rt = wt_create(&cfg);
+		uintptr_t rt_addr = (uintptr_t)rt, state_addr = (uintptr_t)rt->model_state;
+		weft_task t;
+		assert_rc(0, weft_task_init(&t, noop, NULL));
+		assert_rc(0, weft_post(rt, &t));
+		assert_rc(0, weft_wait_all(rt));
+		assert_rc(0, weft_rt_destroy(rt));
+		if (rt_addr % _Alignof(struct weft_rt) != 0)
+			fail_msg(
+			        "model %s: the weft_rt is at %#lx, not aligned to the %zu bytes "
+			        "its type requires (the allocator returned 16-byte aligned memory)",
+			        weft_model_name((weft_model)m), (unsigned long)rt_addr,
+			        _Alignof(struct weft_rt));
+		if (state_addr % 64 != 0 && m == WEFT_MODEL_THREADS)
+			fail_msg("model threads: its state is at %#lx, not 64-byte aligned",
+			         (unsigned long)state_addr);
+	}
+	assert_int_equal(atomic_load(&misaligned_live), 0);
+	assert_rc(0, weft_set_allocator(NULL));
+}
+
 WT_CASES(WT_CASE(null_create), WT_CASE(null_post), WT_CASE(null_wait), WT_CASE(null_group),
          WT_CASE(null_stats_config), WT_CASE(bad_config), WT_CASE(config_limits),
          WT_CASE(env_model), WT_CASE(env_workers), WT_CASE(env_policy), WT_CASE(env_capacity),
          WT_CASE(env_stats), WT_CASE(env_wins), WT_CASE(env_stats_print), WT_CASE(default_workers),
-         WT_CASE(error_strings), WT_CASE(names), WT_CASE(task_api), WT_CASE(allocator_api));
+         WT_CASE(error_strings), WT_CASE(names), WT_CASE(task_api), WT_CASE(allocator_api),
+         WT_CASE(allocator_alignment));

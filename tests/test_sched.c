@@ -996,6 +996,197 @@ static void bursty(void)
 	free(c);
 }
 
+/* Several threads in weft_wait_all at once: each returns only when every
+ * task posted before it started waiting has run. */
+typedef struct all_waiter {
+	weft_rt *rt;
+	ctask *c;
+	int n;
+	unsigned round;
+	pthread_barrier_t *bar;
+} all_waiter;
+
+static void *wait_all_thread(void *arg)
+{
+	all_waiter *a = arg;
+	pthread_barrier_wait(a->bar);
+	WT_CHECK_RC(0, weft_wait_all(a->rt));
+	for (int i = 0; i < a->n; i++)
+		if (atomic_load(&a->c[i].hits) != a->round) {
+			wt_async_fail(__FILE__, __LINE__,
+			              "weft_wait_all returned before task %d ran (round %u)", i,
+			              a->round);
+			break;
+		}
+	return NULL;
+}
+
+static void wait_all_concurrent(void)
+{
+	enum { WAITERS = 3, N = 64 };
+	int rounds = wt.model == WEFT_MODEL_SPAWN ? 10 : 50;
+	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	ctask *c = ctasks_new(N);
+	wt_gate gate;
+	wt_gate_init(&gate);
+	weft_task gates[WT_GATE_MAX];
+	for (int r = 1; r <= rounds; r++) {
+		bool gated = r % 5 == 1; /* sometimes the waiters surely sleep */
+		if (gated)
+			wt_gate_hold(rt, &gate, gates, W());
+		for (int i = 0; i < N; i++)
+			assert_rc(0, weft_post(rt, &c[i].t));
+		pthread_barrier_t bar;
+		pthread_barrier_init(&bar, NULL, WAITERS + 1);
+		all_waiter a = {.rt = rt, .c = c, .n = N, .round = (unsigned)r, .bar = &bar};
+		pthread_t th[WAITERS];
+		for (int i = 0; i < WAITERS; i++)
+			wt_thread_start(&th[i], wait_all_thread, &a);
+		pthread_barrier_wait(&bar);
+		if (gated) {
+			wt_sleep_ms(5);
+			wt_gate_release(&gate, W());
+		}
+		for (int i = 0; i < WAITERS; i++)
+			wt_thread_join(th[i]);
+		pthread_barrier_destroy(&bar);
+		assert_rc(0, weft_wait_all(rt));
+		wt_check_async();
+	}
+	assert_hits(c, N, (unsigned)rounds);
+	assert_rc(0, weft_rt_destroy(rt));
+	wt_gate_destroy(&gate);
+	free(c);
+}
+
+/* A chain: each task posts the next from inside. Destroy (drain) right
+ * after posting the head runs the whole chain; a cancelling destroy cuts
+ * it, and every link either ran or was discarded. */
+typedef struct chain {
+	weft_rt *rt;
+	ctask *links;
+	int len;
+	_Atomic int posted;
+} chain;
+
+static chain ch;
+
+static void chain_fn(void *arg)
+{
+	ctask *me = arg;
+	atomic_fetch_add(&me->hits, 1);
+	if (me->id + 1 < ch.len) {
+		atomic_fetch_add(&ch.posted, 1);
+		WT_CHECK_RC(0, weft_post(ch.rt, &ch.links[me->id + 1].t));
+	}
+}
+
+static void run_chain(weft_destroy_mode mode)
+{
+	int len = wt.model == WEFT_MODEL_SPAWN ? (WT_SANITIZER ? 300 : 1000) : 20000;
+	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	ch = (chain){.rt = rt, .links = ctasks_new(len), .len = len};
+	for (int i = 0; i < len; i++)
+		assert_rc(0, weft_task_init(&ch.links[i].t, chain_fn, &ch.links[i]));
+	atomic_store(&ch.posted, 1);
+	assert_rc(0, weft_post(rt, &ch.links[0].t));
+	if (mode == WEFT_DESTROY_CANCEL) {
+		/* Cancel in mid-chain. */
+		double end = wt_now() + WT_PATIENCE_S;
+		while (atomic_load(&ch.posted) < 100 && wt_now() < end)
+			sched_yield();
+	}
+	size_t discarded = (size_t)-1;
+	assert_rc(0, weft_rt_destroy_ex(rt, mode, &discarded));
+	int ran = 0, cancelled = 0;
+	for (int i = 0; i < len; i++) {
+		unsigned h = atomic_load(&ch.links[i].hits);
+		weft_task_state st = weft_task_state_of(&ch.links[i].t);
+		assert_true(h <= 1);
+		ran += (int)h;
+		cancelled += st == WEFT_TASK_CANCELLED;
+		if (h == 1)
+			assert_int_equal(st, WEFT_TASK_DONE);
+		else if (st != WEFT_TASK_CANCELLED)
+			assert_int_equal(st, WEFT_TASK_IDLE); /* never posted */
+	}
+	int posted = atomic_load(&ch.posted);
+	print_message("[ info     ] chain of %d: %d posted, %d ran, %d cancelled\n", len, posted,
+	              ran, cancelled);
+	assert_int_equal(ran + cancelled, posted);
+	assert_int_equal(discarded, (size_t)cancelled);
+	if (mode == WEFT_DESTROY_DRAIN) {
+		assert_int_equal(ran, len);
+	} else {
+		/* Only the link posted when the cancel began can be discarded. */
+		assert_true(cancelled <= 1);
+	}
+	free(ch.links);
+}
+
+static void destroy_chain(void)
+{
+	run_chain(WEFT_DESTROY_DRAIN);
+}
+
+static void destroy_cancel_chain(void)
+{
+	run_chain(WEFT_DESTROY_CANCEL);
+}
+
+/* Two runtimes whose tasks post into each other: from inside a task of A a
+ * post into B is an external post, and the reverse. */
+typedef struct cross {
+	weft_rt *a, *b;
+	ctask *ca, *cb;
+	int n;
+} cross;
+
+static cross cr;
+
+static void cross_a_fn(void *arg)
+{
+	ctask *me = arg;
+	atomic_fetch_add(&me->hits, 1);
+	WT_CHECK(weft_rt_current() == cr.a);
+	WT_CHECK_RC(0, weft_post(cr.b, &cr.cb[me->id].t));
+}
+
+static void cross_b_fn(void *arg)
+{
+	ctask *me = arg;
+	atomic_fetch_add(&me->hits, 1);
+	WT_CHECK(weft_rt_current() == cr.b);
+	int idx = weft_worker_index();
+	WT_CHECK(idx >= 0 && idx < 2);
+}
+
+static void cross_runtime(void)
+{
+	int n = wt.model == WEFT_MODEL_SPAWN ? 300 : 20000;
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *a = wt_create(&cfg);
+	cfg.model = WEFT_MODEL_THREADS; /* b: the other runtime, 2 workers */
+	cfg.workers = 2;
+	weft_rt *b = wt_create(&cfg);
+	cr = (cross){.a = a, .b = b, .ca = ctasks_new(n), .cb = ctasks_new(n), .n = n};
+	for (int i = 0; i < n; i++) {
+		assert_rc(0, weft_task_init(&cr.ca[i].t, cross_a_fn, &cr.ca[i]));
+		assert_rc(0, weft_task_init(&cr.cb[i].t, cross_b_fn, &cr.cb[i]));
+	}
+	for (int i = 0; i < n; i++)
+		assert_rc(0, weft_post(a, &cr.ca[i].t));
+	assert_rc(0, weft_wait_all(a));
+	assert_rc(0, weft_wait_all(b));
+	assert_hits(cr.ca, n, 1);
+	assert_hits(cr.cb, n, 1);
+	assert_rc(0, weft_rt_destroy(a));
+	assert_rc(0, weft_rt_destroy(b));
+	free(cr.ca);
+	free(cr.cb);
+}
+
 /* ------------------------------------------------------------ waiting */
 
 typedef struct multi_wait {
@@ -1446,6 +1637,7 @@ static void thread_fail(void)
 WT_CASES(WT_CASE(order_priority), WT_CASE(order_fifo), WT_CASE(ebusy), WT_CASE(full_queue),
          WT_CASE(unbounded), WT_CASE(post_wait_blocks), WT_CASE(post_wait_rejected),
          WT_CASE(post_wait_deadlk), WT_CASE(destroy_drain), WT_CASE(destroy_cancel),
-         WT_CASE(destroy_posters), WT_CASE(deadlk_inside), WT_CASE(bursty), WT_CASE(wait_task),
-         WT_CASE(group), WT_CASE(wait_in_task), WT_CASE(worker_index), WT_CASE(stats),
-         WT_CASE(alloc_fail), WT_CASE(thread_fail));
+         WT_CASE(destroy_posters), WT_CASE(deadlk_inside), WT_CASE(bursty),
+         WT_CASE(wait_all_concurrent), WT_CASE(destroy_chain), WT_CASE(destroy_cancel_chain),
+         WT_CASE(cross_runtime), WT_CASE(wait_task), WT_CASE(group), WT_CASE(wait_in_task),
+         WT_CASE(worker_index), WT_CASE(stats), WT_CASE(alloc_fail), WT_CASE(thread_fail));
