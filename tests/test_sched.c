@@ -1371,6 +1371,93 @@ static void wait_in_task(void)
 		         W() - 1);
 }
 
+/* The same with one waiter per worker, each at the head of what becomes
+ * that worker's batch: tasks 0, 16, 32, ... wait for the task after them.
+ * Taken one at a time (or with the rest of a blocked worker's batch given
+ * back) every target runs: whenever a waiter blocks, the next free worker
+ * takes the next task. If every worker holds its waiter's target in its
+ * own batch, nobody is left to steal it. */
+enum { MANY_STRIDE = 16 };
+static _Atomic int many_done[64 * WT_GATE_MAX];
+static _Atomic int many_timeouts;
+
+static void many_later_fn(void *arg)
+{
+	atomic_store(&many_done[(intptr_t)arg], 1);
+}
+
+static void many_waiter_fn(void *arg)
+{
+	intptr_t i = (intptr_t)arg;
+	double end = wt_now() + 3.0;
+	while (!atomic_load(&many_done[i + 1]) && wt_now() < end)
+		wt_sleep_ms(1);
+	if (!atomic_load(&many_done[i + 1]))
+		atomic_fetch_add(&many_timeouts, 1);
+	atomic_store(&many_done[i], 1);
+}
+
+static void wait_in_task_many(void)
+{
+	if (W() < 2)
+		skip(); /* with one worker, waiting for a queued task cannot end */
+	int n = 64 * W();
+	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	weft_task *t = calloc((size_t)n, sizeof(*t));
+	assert_non_null(t);
+	wt_gate gate;
+	wt_gate_init(&gate);
+	weft_task gates[WT_GATE_MAX];
+	wt_gate_hold(rt, &gate, gates, W());
+	for (intptr_t i = 0; i < n; i++) {
+		bool waiter = i % MANY_STRIDE == 0 && i / MANY_STRIDE < W();
+		assert_rc(0, weft_task_init(&t[i], waiter ? many_waiter_fn : many_later_fn,
+		                            (void *)i));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	wt_gate_release(&gate, W());
+	assert_rc(0, weft_wait_all(rt));
+	assert_rc(0, weft_rt_destroy(rt));
+	wt_gate_destroy(&gate);
+	free(t);
+	if (atomic_load(&many_timeouts))
+		fail_msg("%d of %d task(s) waited 3 s in vain for the task posted right after "
+		         "them (every worker blocked on a task held in its own batch)",
+		         atomic_load(&many_timeouts), W());
+}
+
+/* Tasks that block (sleep, I/O) spread over every worker: 2W of them,
+ * posted at once to an idle runtime, run W at a time. */
+static _Atomic int spread_running, spread_max;
+
+static void spread_fn(void *arg)
+{
+	(void)arg;
+	int r = atomic_fetch_add(&spread_running, 1) + 1;
+	int m = atomic_load(&spread_max);
+	while (r > m && !atomic_compare_exchange_weak(&spread_max, &m, r))
+		;
+	wt_sleep_ms(30);
+	atomic_fetch_sub(&spread_running, 1);
+}
+
+static void spread_blocking(void)
+{
+	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	wt_sleep_ms(20); /* let the workers fall asleep */
+	int n = 2 * W();
+	weft_task t[2 * WT_GATE_MAX];
+	for (int i = 0; i < n; i++) {
+		assert_rc(0, weft_task_init(&t[i], spread_fn, NULL));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	assert_rc(0, weft_rt_destroy(rt));
+	if (atomic_load(&spread_max) != W())
+		fail_msg("at most %d of %d blocking tasks ran at once on %d workers",
+		         atomic_load(&spread_max), n, W());
+}
+
 /* ------------------------------------------------------------ workers */
 
 static _Atomic int index_bad;
@@ -1640,4 +1727,5 @@ WT_CASES(WT_CASE(order_priority), WT_CASE(order_fifo), WT_CASE(ebusy), WT_CASE(f
          WT_CASE(destroy_posters), WT_CASE(deadlk_inside), WT_CASE(bursty),
          WT_CASE(wait_all_concurrent), WT_CASE(destroy_chain), WT_CASE(destroy_cancel_chain),
          WT_CASE(cross_runtime), WT_CASE(wait_task), WT_CASE(group), WT_CASE(wait_in_task),
-         WT_CASE(worker_index), WT_CASE(stats), WT_CASE(alloc_fail), WT_CASE(thread_fail));
+         WT_CASE(wait_in_task_many), WT_CASE(spread_blocking), WT_CASE(worker_index),
+         WT_CASE(stats), WT_CASE(alloc_fail), WT_CASE(thread_fail));

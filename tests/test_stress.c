@@ -27,12 +27,18 @@ static int ext;   /* tasks [0, ext) are posted by the external threads */
 static int total; /* tasks [ext, total) are children */
 static bool with_children;
 static bool use_post_wait;
+static bool uneven; /* some tasks spin a while, so batches get stolen */
 static _Atomic long bad_index;
 
 static void stress_fn(void *arg)
 {
 	uintptr_t i = (uintptr_t)arg;
 	atomic_fetch_add_explicit(&hits[i], 1, memory_order_relaxed);
+	if (uneven && i % 16 == 3) {
+		double end = wt_now() + 2e-6 * (double)(i % 11);
+		while (wt_now() < end)
+			;
+	}
 	int w = weft_worker_index();
 	if (w < 0 || w >= wt.workers)
 		atomic_fetch_add_explicit(&bad_index, 1, memory_order_relaxed);
@@ -167,6 +173,14 @@ static void exactly_once_fifo(void)
 	run_stress(WEFT_POLICY_FIFO, 0, count(300000, 2000), true);
 }
 
+/* Every 16th task busy for up to 20 us: workers with work in their batch
+ * while others run dry, so tasks are stolen from batches all the time. */
+static void exactly_once_uneven(void)
+{
+	uneven = true;
+	run_stress(WEFT_POLICY_FIFO, 0, count(200000, 2000), true);
+}
+
 /* A small bounded queue: the posters use weft_post_wait and sleep on a full
  * queue again and again; a lost wake-up hangs here. */
 static void exactly_once_bounded(void)
@@ -174,4 +188,5 @@ static void exactly_once_bounded(void)
 	run_stress(WEFT_POLICY_PRIORITY, 16, count(200000, 2000), false);
 }
 
-WT_CASES(WT_CASE(exactly_once), WT_CASE(exactly_once_fifo), WT_CASE(exactly_once_bounded));
+WT_CASES(WT_CASE(exactly_once), WT_CASE(exactly_once_fifo), WT_CASE(exactly_once_uneven),
+         WT_CASE(exactly_once_bounded));
