@@ -215,50 +215,56 @@ static bool stealable(threads *m)
 	return false;
 }
 
-/* Steals half of the first non-empty batch after w's into w's own (empty)
- * batch. Returns false if every batch was empty. */
-static bool steal(threads *m, worker *w)
+/* Takes the back half of the first non-empty batch after w's into out.
+ * Returns how many (0 when every other batch is empty). */
+static int steal(threads *m, worker *w, weft_task **out)
 {
-	weft_task *got[BATCH_MAX];
 	for (int i = 1; i < m->nworkers; i++) {
-		worker *v = &m->workers[(w->index + i) % m->nworkers];
-		int n = batch_take_back(v, false, got);
-		if (n > 0) {
-			batch_fill(w, got, n);
-			w->last_batch = n;
-			return true;
-		}
+		int n = batch_take_back(&m->workers[(w->index + i) % m->nworkers], false, out);
+		if (n > 0)
+			return n;
 	}
-	return false;
+	return 0;
 }
 
-/* Refills w's batch from the shared queue: up to 1/N of it, at most
- * BATCH_MAX, so the lock and the queue's lines move once per batch rather
- * than once per task. Any unstarted rest of the old batch goes back to the
+/* Refills w's batch. Any unstarted rest of the old batch goes back to the
  * queue first, last task first, so each lands in front of what was behind
- * it. Returns false if there was no work. */
+ * it. Then, under the lock:
+ *
+ * - Batches taken earlier hold older work than the queue, so half of
+ *   another worker's batch comes first. Otherwise a task that waits for one
+ *   held in a blocked worker's batch could wait forever while this worker
+ *   ran younger tasks (the seed's one-at-a-time queue has no such trap).
+ *   Every fill happens under the lock, so a batch taken just before is
+ *   always seen.
+ * - Else up to 1/N of the queue, at most BATCH_MAX, so the lock and the
+ *   queue's lines move once per batch rather than once per task.
+ *
+ * Returns false if there was no work. */
 static bool take_batch(threads *m, worker *w)
 {
 	weft_task *rest[BATCH_MAX], *got[BATCH_MAX];
 	int nrest = batch_take_back(w, true, rest);
-	if (nrest == 0 && !has_work(m))
+	if (nrest == 0 && !has_work(m) && !stealable(m))
 		return false;
 	weft__lock_acquire(&m->lock);
 	while (nrest > 0)
 		weft__readyq_unpop(&m->ready, rest[--nrest]);
-	drain_inbox(m);
-	size_t n = m->ready.len / (size_t)m->nworkers;
-	n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
-	int ngot = 0;
-	weft_task *t;
-	while (ngot < (int)n && (t = weft__readyq_pop(&m->ready)))
-		got[ngot++] = t;
-	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
-	weft__lock_release(&m->lock);
+	int ngot = steal(m, w, got);
+	if (ngot == 0) {
+		drain_inbox(m);
+		size_t n = m->ready.len / (size_t)m->nworkers;
+		n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
+		weft_task *t;
+		while (ngot < (int)n && (t = weft__readyq_pop(&m->ready)))
+			got[ngot++] = t;
+		atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
+	}
 	batch_fill(w, got, ngot);
+	weft__lock_release(&m->lock);
 	w->last_batch = ngot;
 	if (ngot > 1)
-		wake_if_needed(m); /* an idle worker may steal half */
+		wake_if_needed(m); /* an idle worker may take half */
 	return ngot > 0;
 }
 
@@ -435,7 +441,7 @@ static void *worker_main(void *arg)
 		 * back. */
 		bool found = false;
 		for (int i = 0; i < SPIN_ROUNDS && !found; i++) {
-			found = has_work(m) || steal(m, w);
+			found = has_work(m) || stealable(m);
 			if (!found)
 				relax(SPIN_PAUSES);
 		}
@@ -446,7 +452,7 @@ static void *worker_main(void *arg)
 			atomic_fetch_sub(&m->nspinning, 1);
 		}
 		atomic_thread_fence(memory_order_seq_cst);
-		if (has_work(m) || steal(m, w))
+		if (has_work(m) || stealable(m))
 			continue;
 		if (atomic_load(&m->stopping))
 			break;
