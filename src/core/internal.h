@@ -109,7 +109,9 @@ typedef struct weft__model_ops {
 	int (*start)(weft_rt *rt);
 	/* Queues t (already QUEUED, capacity already reserved). from_task: the
 	 * caller is one of this runtime's workers. May fail only with
-	 * WEFT_ESHUTDOWN (external post while closing) or WEFT_EAGAIN. */
+	 * WEFT_ESHUTDOWN (external post while closing) or WEFT_EAGAIN; on
+	 * failure it releases the capacity itself and must not touch rt once
+	 * destroy could free it. */
 	int (*submit)(weft_rt *rt, weft_task *t, bool from_task);
 	/* Blocks until every posted task has finished. */
 	void (*wait_all)(weft_rt *rt);

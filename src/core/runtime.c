@@ -134,12 +134,13 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 	if (g)
 		atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
 		                          memory_order_relaxed);
+	/* A refused submit has released the capacity itself: once it returns,
+	 * a destroy in progress may have freed rt. */
 	int rc = rt->model->submit(rt, t, weft__tls.rt == rt);
 	if (rc) {
 		if (g)
 			atomic_fetch_sub((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE);
 		t->group_ = NULL;
-		weft__dequeued(rt, 1);
 		atomic_store((_Atomic uint32_t *)&t->state_, old & WEFT__STATE_MASK);
 	}
 	return rc;

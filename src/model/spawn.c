@@ -140,6 +140,8 @@ static int spawn_submit(weft_rt *rt, weft_task *t, bool from_task)
 	}
 	m->posted++;
 out:
+	if (rc)
+		weft__dequeued(rt, 1); /* under the lock: destroy may free rt after it */
 	pthread_mutex_unlock(&m->lock);
 	return rc;
 }

@@ -48,6 +48,7 @@
  * first; workers then complete queued tasks as cancelled instead of running
  * them. */
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "core/futex.h"
@@ -102,6 +103,7 @@ typedef struct threads {
 	 * worker or the other way round. */
 	WEFT__ALIGNED _Atomic uint64_t external_posted;
 	_Atomic uint64_t external_refused; /* posted, then found the runtime closing */
+	_Atomic uint64_t external_left;    /* external posts that returned */
 
 	/* The ready queue, under lock. ready_len mirrors ready.len for lock-free
 	 * "is there work?" checks. */
@@ -474,25 +476,34 @@ static void push_inbox(threads *m, weft_task *t)
 	                                              memory_order_relaxed));
 }
 
+/* An external poster must not touch the runtime once destroy may free it.
+ * Destroy waits for external_left to catch up with external_posted, so the
+ * increment of external_left is each external post's last touch. */
 static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	threads *m = rt->model_state;
 	if (from_task) {
 		worker *w = &m->workers[weft__tls.index];
 		atomic_store_explicit(&w->posted, w->posted + 1, memory_order_relaxed);
-	} else {
-		/* Count first, then look at closing: a destroyer sets closing and
-		 * then waits for quiescence, so either it counts this post and
-		 * waits for the task, or this poster sees closing and refuses. */
-		atomic_fetch_add(&m->external_posted, 1);
-		if (atomic_load(&rt->closing)) {
-			atomic_fetch_add(&m->external_refused, 1);
-			return WEFT_ESHUTDOWN;
-		}
+		push_inbox(m, t);
+		wake_if_needed(m);
+		return 0;
 	}
-	push_inbox(m, t);
-	wake_if_needed(m);
-	return 0;
+	/* Count first, then look at closing: a destroyer sets closing and then
+	 * waits for quiescence, so either it counts this post and waits for the
+	 * task, or this poster sees closing and refuses. */
+	atomic_fetch_add(&m->external_posted, 1);
+	int rc = 0;
+	if (atomic_load(&rt->closing)) {
+		weft__dequeued(rt, 1);
+		atomic_fetch_add(&m->external_refused, 1);
+		rc = WEFT_ESHUTDOWN;
+	} else {
+		push_inbox(m, t);
+		wake_if_needed(m);
+	}
+	atomic_fetch_add_explicit(&m->external_left, 1, memory_order_release);
+	return rc;
 }
 
 static void stop_workers(threads *m, int started)
@@ -547,6 +558,9 @@ static void threads_stop(weft_rt *rt)
 {
 	threads *m = rt->model_state;
 	threads_wait_all(rt);
+	while (atomic_load_explicit(&m->external_left, memory_order_acquire) !=
+	       atomic_load(&m->external_posted))
+		sched_yield();
 	stop_workers(m, m->nworkers);
 }
 
