@@ -35,8 +35,10 @@ WEFT_EXTERN int weft_rt_destroy(weft_rt *rt);
  * queued tasks are not run: they end in WEFT_TASK_CANCELLED (their waiters
  * see WEFT_ECANCELED) and *discarded, if not NULL, receives their number.
  * Returns WEFT_EINVAL for NULL or a bad mode and WEFT_EDEADLK when called from
- * one of the runtime's own tasks. Posts from other threads during destroy
- * fail with WEFT_ESHUTDOWN. */
+ * one of the runtime's own tasks. Posts from other threads that run while
+ * destroy is in progress fail with WEFT_ESHUTDOWN and destroy waits for
+ * them to return; a post that starts after destroy returned uses a freed
+ * handle, so stop posting threads before destroy ends. */
 WEFT_EXTERN int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded);
 
 /* weft_post queues a task; it returns without waiting for it. Never
