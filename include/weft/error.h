@@ -21,7 +21,8 @@ extern "C" {
 	X(ENOTSUP, -7, "not supported by this model or platform")                 \
 	X(EBUSY, -8, "the task is already posted and has not finished")           \
 	X(ECANCELED, -9, "the task was cancelled before it ran")                  \
-	X(ETIMEDOUT, -10, "timed out")
+	X(ETIMEDOUT, -10, "timed out")                                            \
+	X(ECLOSED, -11, "the channel is closed")
 
 enum weft_errno {
 #define WEFT__ERRNO_ENUM(name, value, msg) WEFT_##name = (value),

@@ -17,6 +17,7 @@
 #include "export.h"
 #include "runtime.h"
 #include "stats.h"
+#include "sync.h"
 #include "task.h"
 
 #define WEFT_VERSION_MAJOR 0

@@ -1,0 +1,121 @@
+/* Synchronisation primitives that work under every model and from threads
+ * that are not weft workers: a mutex with FIFO hand-off, a condition
+ * variable, a counting semaphore, a barrier and a bounded channel.
+ *
+ * All are caller-owned (no allocation; a channel's buffer is the caller's)
+ * and need no destroy beyond not being in use. Waiting blocks the calling
+ * kernel thread under `threads` and `spawn` (a task that waits occupies its
+ * worker, as with any thread pool: with W workers, W tasks blocked on each
+ * other deadlock). Wake-ups are first come, first served: a waiter that was
+ * there first is served first, and an unlock, post or send hands the
+ * resource straight to the waiter, so a thread that keeps coming back
+ * cannot starve one that waits. */
+#ifndef WEFT_SYNC_H
+#define WEFT_SYNC_H
+
+#include "export.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The private part every primitive shares: a short internal lock and a
+ * FIFO queue of waiters. */
+#define WEFT__SYNC_FIELDS                             \
+	uint32_t lock_;      /* internal lock word */ \
+	uint32_t state_;     /* primitive-specific */ \
+	void *head_, *tail_; /* queue of waiters, FIFO */
+
+typedef struct weft_mutex {
+	/* private */
+	WEFT__SYNC_FIELDS
+	void *reserved_[2];
+} weft_mutex;
+
+typedef struct weft_cond {
+	/* private */
+	WEFT__SYNC_FIELDS
+	void *reserved_[2];
+} weft_cond;
+
+typedef struct weft_sem {
+	/* private */
+	WEFT__SYNC_FIELDS
+	long count_;
+	void *reserved_[2];
+} weft_sem;
+
+typedef struct weft_barrier {
+	/* private */
+	WEFT__SYNC_FIELDS
+	unsigned parties_, arrived_;
+	void *reserved_[2];
+} weft_barrier;
+
+typedef struct weft_chan {
+	/* private */
+	WEFT__SYNC_FIELDS
+	unsigned char *buf_;
+	size_t elem_size_, capacity_, count_, head_index_;
+	int closed_;
+	void *reserved_[2];
+} weft_chan;
+
+/* weft_mutex_init prepares an unlocked mutex. WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_mutex_init(weft_mutex *m);
+/* weft_mutex_lock takes the mutex, waiting behind earlier waiters. Not
+ * recursive. WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_mutex_lock(weft_mutex *m);
+/* weft_mutex_trylock takes the mutex if it is free; WEFT_EBUSY otherwise. */
+WEFT_EXTERN int weft_mutex_trylock(weft_mutex *m);
+/* weft_mutex_unlock hands the mutex to the longest waiter, or frees it.
+ * WEFT_EINVAL when the mutex is not locked. */
+WEFT_EXTERN int weft_mutex_unlock(weft_mutex *m);
+
+WEFT_EXTERN int weft_cond_init(weft_cond *c);
+/* weft_cond_wait releases m, waits for a signal, and takes m again before
+ * returning. As with pthreads, re-check the condition in a loop. */
+WEFT_EXTERN int weft_cond_wait(weft_cond *c, weft_mutex *m);
+/* weft_cond_signal wakes the longest waiter; weft_cond_broadcast all. */
+WEFT_EXTERN int weft_cond_signal(weft_cond *c);
+WEFT_EXTERN int weft_cond_broadcast(weft_cond *c);
+
+/* weft_sem_init: count >= 0, else WEFT_EINVAL. */
+WEFT_EXTERN int weft_sem_init(weft_sem *s, long count);
+WEFT_EXTERN int weft_sem_wait(weft_sem *s);
+/* weft_sem_trywait: WEFT_EAGAIN when the count is zero. */
+WEFT_EXTERN int weft_sem_trywait(weft_sem *s);
+WEFT_EXTERN int weft_sem_post(weft_sem *s);
+WEFT_EXTERN long weft_sem_value(const weft_sem *s);
+
+/* weft_barrier_init: parties >= 1, else WEFT_EINVAL. */
+WEFT_EXTERN int weft_barrier_init(weft_barrier *b, unsigned parties);
+/* weft_barrier_wait blocks until `parties` callers have arrived, then
+ * releases them all; the barrier is then ready for the next round. Returns
+ * WEFT_BARRIER_LAST for exactly one caller per round (the last to arrive)
+ * and 0 for the others. */
+#define WEFT_BARRIER_LAST 1
+WEFT_EXTERN int weft_barrier_wait(weft_barrier *b);
+
+/* weft_chan_init prepares a channel of elements of elem_size bytes, with
+ * room for capacity of them in buf (elem_size * capacity bytes, owned by the
+ * caller; capacity 0: no buffer, every send meets a receive). */
+WEFT_EXTERN int weft_chan_init(weft_chan *ch, size_t elem_size, size_t capacity, void *buf);
+/* weft_chan_send copies *elem into the channel, waiting while it is full.
+ * WEFT_ECLOSED when the channel is (or gets) closed: the element was not
+ * sent. */
+WEFT_EXTERN int weft_chan_send(weft_chan *ch, const void *elem);
+/* weft_chan_recv copies the oldest element into *out, waiting while the
+ * channel is empty. WEFT_ECLOSED once the channel is closed and empty. */
+WEFT_EXTERN int weft_chan_recv(weft_chan *ch, void *out);
+/* weft_chan_close: later sends fail, receivers drain what is buffered, then
+ * get WEFT_ECLOSED; every waiter is woken. WEFT_ECLOSED if already closed. */
+WEFT_EXTERN int weft_chan_close(weft_chan *ch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,123 @@
+/* weft_chan: a ring of capacity elements in the caller's buffer and one
+ * FIFO queue of waiters. Only one kind waits at a time (senders while the
+ * ring is full, receivers while it is empty), recorded in state. A sender
+ * that finds a waiting receiver copies straight into the receiver's buffer,
+ * and a receiver that frees a slot moves the first waiting sender's element
+ * into the ring, so every hand-off is in arrival order. */
+#include <string.h>
+
+#include "core/internal.h"
+#include "sync/waiter.h"
+
+enum { NOBODY, SENDERS, RECEIVERS };
+
+int weft_chan_init(weft_chan *ch, size_t elem_size, size_t capacity, void *buf)
+{
+	if (!ch || elem_size == 0 || (capacity > 0 && !buf) ||
+	    (capacity > 0 && elem_size > SIZE_MAX / capacity))
+		return WEFT_EINVAL;
+	memset(ch, 0, sizeof(*ch));
+	ch->buf_ = buf;
+	ch->elem_size_ = elem_size;
+	ch->capacity_ = capacity;
+	return 0;
+}
+
+static unsigned char *slot(weft_chan *ch, size_t i)
+{
+	return ch->buf_ + ((ch->head_index_ + i) % ch->capacity_) * ch->elem_size_;
+}
+
+/* Pops the first waiter if it is of the given kind. Caller holds the lock. */
+static weft__waiter *pop_kind(weft__sync *s, uint32_t kind)
+{
+	if (s->state != kind)
+		return NULL;
+	weft__waiter *w = weft__sync_pop(s);
+	if (!s->head)
+		s->state = NOBODY;
+	return w;
+}
+
+static int wait_as(weft__sync *s, uint32_t kind, void *data)
+{
+	s->state = kind;
+	return weft__sync_wait(s, data);
+}
+
+int weft_chan_send(weft_chan *ch, const void *elem)
+{
+	if (!ch || !elem || ch->elem_size_ == 0)
+		return WEFT_EINVAL;
+	weft__sync *s = WEFT__SYNC(ch);
+	weft__lock_acquire(&s->lock);
+	if (ch->closed_) {
+		weft__lock_release(&s->lock);
+		return WEFT_ECLOSED;
+	}
+	weft__waiter *r = pop_kind(s, RECEIVERS);
+	if (r) {
+		memcpy(r->data, elem, ch->elem_size_);
+		weft__lock_release(&s->lock);
+		weft__waiter_unpark(r);
+		return 0;
+	}
+	if (ch->count_ < ch->capacity_) {
+		memcpy(slot(ch, ch->count_++), elem, ch->elem_size_);
+		weft__lock_release(&s->lock);
+		return 0;
+	}
+	return wait_as(s, SENDERS, (void *)elem);
+}
+
+int weft_chan_recv(weft_chan *ch, void *out)
+{
+	if (!ch || !out || ch->elem_size_ == 0)
+		return WEFT_EINVAL;
+	weft__sync *s = WEFT__SYNC(ch);
+	weft__lock_acquire(&s->lock);
+	weft__waiter *w = NULL;
+	if (ch->count_ > 0) {
+		memcpy(out, slot(ch, 0), ch->elem_size_);
+		ch->head_index_ = (ch->head_index_ + 1) % ch->capacity_;
+		ch->count_--;
+		if ((w = pop_kind(s, SENDERS)) != NULL)
+			memcpy(slot(ch, ch->count_++), w->data, ch->elem_size_);
+	} else if ((w = pop_kind(s, SENDERS)) != NULL) {
+		memcpy(out, w->data, ch->elem_size_); /* unbuffered: straight across */
+	} else if (ch->closed_) {
+		weft__lock_release(&s->lock);
+		return WEFT_ECLOSED;
+	} else {
+		return wait_as(s, RECEIVERS, out);
+	}
+	weft__lock_release(&s->lock);
+	if (w)
+		weft__waiter_unpark(w);
+	return 0;
+}
+
+int weft_chan_close(weft_chan *ch)
+{
+	if (!ch || ch->elem_size_ == 0)
+		return WEFT_EINVAL;
+	weft__sync *s = WEFT__SYNC(ch);
+	weft__lock_acquire(&s->lock);
+	if (ch->closed_) {
+		weft__lock_release(&s->lock);
+		return WEFT_ECLOSED;
+	}
+	ch->closed_ = 1;
+	weft__waiter *list = s->head;
+	s->head = s->tail = NULL;
+	s->state = NOBODY;
+	for (weft__waiter *w = list; w; w = w->next)
+		w->result = WEFT_ECLOSED;
+	weft__lock_release(&s->lock);
+	while (list) {
+		weft__waiter *next = list->next;
+		weft__waiter_unpark(list);
+		list = next;
+	}
+	return 0;
+}

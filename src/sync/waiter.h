@@ -1,0 +1,72 @@
+/* The waiter seam: whatever is blocked on a primitive. Every primitive in
+ * src/sync queues weft__waiter records (on the waiting thread's stack) and
+ * only ever calls park and unpark, so adding a model that blocks
+ * differently (a fiber that parks instead of sleeping) changes this file
+ * and nothing above it.
+ *
+ * Today every waiter is a kernel thread sleeping on a futex word. */
+#ifndef WEFT_SRC_SYNC_WAITER_H
+#define WEFT_SRC_SYNC_WAITER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "core/lock.h"
+
+typedef struct weft__waiter {
+	struct weft__waiter *next;
+	_Atomic uint32_t woken; /* futex word: 0 parked, 1 unparked */
+	int result;             /* set by the waker before unpark */
+	void *data;             /* hand-off payload, primitive-specific */
+} weft__waiter;
+
+static inline void weft__waiter_init(weft__waiter *w, void *data)
+{
+	w->next = NULL;
+	atomic_store_explicit(&w->woken, 0, memory_order_relaxed);
+	w->result = 0;
+	w->data = data;
+}
+
+/* Blocks until weft__waiter_unpark(w); then w->result and whatever the
+ * waker wrote before are visible. */
+void weft__waiter_park(weft__waiter *w);
+
+/* Wakes w. w may be gone as soon as this returns (its owner returns from
+ * park and its stack frame ends), so the caller reads nothing of w after. */
+void weft__waiter_unpark(weft__waiter *w);
+
+/* The FIFO queue and lock every primitive embeds (WEFT__SYNC_FIELDS). */
+typedef struct weft__sync {
+	weft__lock lock;
+	uint32_t state;
+	weft__waiter *head, *tail;
+} weft__sync;
+
+#define WEFT__SYNC(p) ((weft__sync *)(void *)&(p)->lock_)
+
+static inline void weft__sync_push(weft__sync *s, weft__waiter *w)
+{
+	w->next = NULL;
+	if (s->tail)
+		s->tail->next = w;
+	else
+		s->head = w;
+	s->tail = w;
+}
+
+static inline weft__waiter *weft__sync_pop(weft__sync *s)
+{
+	weft__waiter *w = s->head;
+	if (w) {
+		s->head = w->next;
+		if (!s->head)
+			s->tail = NULL;
+	}
+	return w;
+}
+
+/* Queues a waiter, releases the lock and parks; returns the waker's result. */
+int weft__sync_wait(weft__sync *s, void *data);
+
+#endif
