@@ -12,6 +12,7 @@
 #ifndef WEFT_WEFT_H
 #define WEFT_WEFT_H
 
+#include "blocking.h"
 #include "config.h"
 #include "error.h"
 #include "export.h"

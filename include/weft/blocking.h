@@ -1,0 +1,38 @@
+/* Waiting that suits the model: under a fiber model these calls park the
+ * calling fiber and let its worker run others; under `threads` and `spawn`,
+ * and on threads that are not weft workers, they block the calling kernel
+ * thread, like the system calls they replace. */
+#ifndef WEFT_BLOCKING_H
+#define WEFT_BLOCKING_H
+
+#include "export.h"
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* weft_yield lets other work run before the caller continues. */
+WEFT_EXTERN int weft_yield(void);
+
+/* weft_sleep_ns waits at least ns nanoseconds (0 is a yield). WEFT_EINVAL
+ * for a negative ns. */
+WEFT_EXTERN int weft_sleep_ns(int64_t ns);
+
+/* weft_wait_fd waits until fd is ready for events (POLLIN, POLLOUT, ... from
+ * <poll.h>) or timeout_ns passes (negative: no limit). Returns the ready
+ * events (> 0), WEFT_ETIMEDOUT, or WEFT_EINVAL for a bad fd or no events. */
+WEFT_EXTERN int weft_wait_fd(int fd, short events, int64_t timeout_ns);
+
+/* weft_blocking runs fn(arg), a call that may block its thread for long
+ * (a library doing its own blocking I/O), so that it does not stall other
+ * work: under a fiber model it runs on a helper thread while the fiber
+ * parks; under kernel-thread models it runs directly. Returns 0, or
+ * WEFT_EINVAL for a NULL fn. */
+WEFT_EXTERN int weft_blocking(void (*fn)(void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

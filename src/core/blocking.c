@@ -1,0 +1,72 @@
+/* weft/blocking.h for kernel-thread models: the calling thread blocks.
+ * A fiber model will route these through the waiter seam instead. */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include <weft/blocking.h>
+
+int weft_yield(void)
+{
+	sched_yield();
+	return 0;
+}
+
+int weft_sleep_ns(int64_t ns)
+{
+	if (ns < 0)
+		return WEFT_EINVAL;
+	if (ns == 0)
+		return weft_yield();
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000),
+	                      .tv_nsec = (long)(ns % 1000000000)};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int weft_wait_fd(int fd, short events, int64_t timeout_ns)
+{
+	if (fd < 0 || events == 0)
+		return WEFT_EINVAL;
+	int64_t deadline = timeout_ns < 0 ? -1 : now_ns() + timeout_ns;
+	for (;;) {
+		int ms = -1;
+		if (deadline >= 0) {
+			int64_t left = deadline - now_ns();
+			if (left < 0)
+				left = 0;
+			/* Round up: poll's unit is a millisecond, and waking early
+			 * would report a timeout before it happened. */
+			ms = left / 1000000 + (left % 1000000 != 0);
+		}
+		struct pollfd p = {.fd = fd, .events = events};
+		int n = poll(&p, 1, ms);
+		if (n > 0) {
+			if (p.revents & POLLNVAL)
+				return WEFT_EINVAL;
+			return p.revents;
+		}
+		if (n == 0 && deadline >= 0 && now_ns() >= deadline)
+			return WEFT_ETIMEDOUT;
+		if (n < 0 && errno != EINTR)
+			return WEFT_EINVAL;
+	}
+}
+
+int weft_blocking(void (*fn)(void *arg), void *arg)
+{
+	if (!fn)
+		return WEFT_EINVAL;
+	fn(arg);
+	return 0;
+}
