@@ -1,0 +1,86 @@
+/* The assembly backend of context.h (x86-64 and aarch64; CMake picks it).
+ *
+ * A suspended context is its stack pointer: weft__context_switch_asm pushes
+ * a switch frame (switch_<arch>.h) on the running stack, stores the stack
+ * pointer in from->sp, loads to->sp and pops the frame found there. A new
+ * context gets a frame built by weft__switch_frame_init whose return address
+ * is weft__context_start_asm, so the first switch into it "returns" into
+ * that stub, which calls weft__context_start(prev, entry, arg) on an aligned
+ * stack.
+ *
+ * The switch hands one pointer across: the context switched from (NULL when
+ * it finished). Only the sanitizer annotations use it, to learn the bounds of
+ * a thread's own stack; it costs one register move.
+ *
+ * Does not save the signal mask, make system calls or touch thread-local
+ * storage; see switch_<arch>.h for the registers. */
+#include "fiber/context.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fiber/context_sanitizer.h"
+
+#if defined(__x86_64__)
+#include "fiber/switch_x86_64.h"
+#elif defined(__aarch64__)
+#include "fiber/switch_aarch64.h"
+#else
+#error "context.c has no switch for this architecture: CMake should have chosen context_ucontext.c"
+#endif
+
+/* switch_<arch>.S */
+void *weft__context_switch_asm(void **save_sp, void *new_sp, void *transfer);
+
+/* Called by weft__context_start_asm, on the new stack, the first time a
+ * context runs. Not static: the stub calls it (hidden, like every weft__). */
+void weft__context_start(weft__context *prev, void (*entry)(void *), void *arg);
+
+WEFT__NO_ASAN void weft__context_start(weft__context *prev, void (*entry)(void *), void *arg)
+{
+	weft__san_switch_in(NULL, prev);
+	entry(arg);
+	fprintf(stderr, "weft: a fiber's entry function returned; it must end with "
+	                "weft__context_switch(NULL, next)\n");
+	abort();
+}
+
+void weft__context_init_thread(weft__context *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->flags = WEFT__CONTEXT_THREAD;
+	weft__san_thread(ctx);
+}
+
+void weft__context_make(weft__context *ctx, void *stack_base, size_t stack_size,
+                        void (*entry)(void *), void *arg)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->stack_base = stack_base;
+	ctx->stack_size = stack_size;
+	weft__san_make(ctx, stack_base, stack_size);
+	ctx->sp = weft__switch_frame_init(stack_base, stack_size, (void *)(uintptr_t)entry, arg);
+}
+
+WEFT__NO_ASAN void weft__context_switch(weft__context *from, weft__context *to)
+{
+	/* A finished context's stack pointer is stored in to->sp, which means
+	 * nothing while to runs (the switch has already read it): no dummy
+	 * local, so the call below stays a tail call. */
+	void **save = from ? &from->sp : &to->sp;
+	weft__san_switch_out(from, to);
+#if defined(WEFT__CONTEXT_ASAN) || defined(WEFT__CONTEXT_TSAN)
+	weft__context *prev = weft__context_switch_asm(save, to->sp, from);
+	weft__san_switch_in(from, prev);
+#else
+	weft__context_switch_asm(save, to->sp, from);
+#endif
+}
+
+void weft__context_release(weft__context *ctx)
+{
+	weft__san_release(ctx);
+	ctx->sp = NULL;
+}
