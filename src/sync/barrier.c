@@ -23,13 +23,8 @@ int weft_barrier_wait(weft_barrier *b)
 	if (++b->arrived_ < b->parties_)
 		return weft__sync_wait(s, NULL);
 	b->arrived_ = 0;
-	weft__waiter *list = s->head;
-	s->head = s->tail = NULL;
+	weft__waiter *list = weft__sync_take_all(s);
 	weft__lock_release(&s->lock);
-	while (list) {
-		weft__waiter *next = list->next;
-		weft__waiter_unpark(list);
-		list = next;
-	}
+	weft__sync_unpark_list(list);
 	return WEFT_BARRIER_LAST;
 }

@@ -108,16 +108,11 @@ int weft_chan_close(weft_chan *ch)
 		return WEFT_ECLOSED;
 	}
 	ch->closed_ = 1;
-	weft__waiter *list = s->head;
-	s->head = s->tail = NULL;
+	weft__waiter *list = weft__sync_take_all(s);
 	s->state = NOBODY;
 	for (weft__waiter *w = list; w; w = w->next)
 		w->result = WEFT_ECLOSED;
 	weft__lock_release(&s->lock);
-	while (list) {
-		weft__waiter *next = list->next;
-		weft__waiter_unpark(list);
-		list = next;
-	}
+	weft__sync_unpark_list(list);
 	return 0;
 }

@@ -53,17 +53,11 @@ static int wake(weft_cond *c, bool all)
 		return WEFT_EINVAL;
 	weft__sync *s = WEFT__SYNC(c);
 	weft__lock_acquire(&s->lock);
-	weft__waiter *list = all ? s->head : weft__sync_pop(s);
-	if (all)
-		s->head = s->tail = NULL;
-	else if (list)
+	weft__waiter *list = all ? weft__sync_take_all(s) : weft__sync_pop(s);
+	if (list && !all)
 		list->next = NULL;
 	weft__lock_release(&s->lock);
-	while (list) {
-		weft__waiter *next = list->next; /* read before the owner may leave */
-		weft__waiter_unpark(list);
-		list = next;
-	}
+	weft__sync_unpark_list(list);
 	return 0;
 }
 

@@ -66,6 +66,26 @@ static inline weft__waiter *weft__sync_pop(weft__sync *s)
 	return w;
 }
 
+/* Takes every queued waiter off s (caller holds the lock); hand the list
+ * to weft__sync_unpark_list after releasing it. */
+static inline weft__waiter *weft__sync_take_all(weft__sync *s)
+{
+	weft__waiter *list = s->head;
+	s->head = s->tail = NULL;
+	return list;
+}
+
+/* Unparks every waiter of a list, reading each link before the waiter can
+ * return and end the stack frame it lives in. */
+static inline void weft__sync_unpark_list(weft__waiter *list)
+{
+	while (list) {
+		weft__waiter *next = list->next;
+		weft__waiter_unpark(list);
+		list = next;
+	}
+}
+
 /* Queues a waiter, releases the lock and parks; returns the waker's result. */
 int weft__sync_wait(weft__sync *s, void *data);
 
