@@ -12,7 +12,8 @@
  *   fpu_inherit        a new context starts in its creator's rounding mode
  *   deep_recursion     ~170 KiB of frames on a 256 KiB stack with a guard page
  *   alignment          16-byte stack alignment at entry and in callees
- *   many_contexts      10,000 contexts run round-robin to completion
+ *   many_contexts      10,000 contexts run round-robin to completion (under
+ *                      TSan in waves of 4,000: its thread limit)
  *   migrate            a fiber suspended on one thread resumes on another */
 #include <fenv.h>
 #include <math.h>
@@ -377,7 +378,9 @@ static void dr_entry(void *arg)
 static void deep_recursion(void)
 {
 	const size_t size = 256 * 1024;
-	int depth = 600; /* ~600 x (256 + frame) bytes: about 170-200 KiB */
+	/* ~600 x (256 + frame) bytes: about 160 KiB; ASan's redzones make the
+	 * frames half as big again. */
+	int depth = WT_SANITIZER ? 400 : 600;
 	test_stack s = stack_new(size);
 	uint64_t expect = 0;
 	for (int d = 0; d <= depth; d++)
@@ -396,7 +399,7 @@ static void deep_recursion(void)
 	if (dr_lowest >= (uintptr_t)s.base && dr_lowest < top) {
 		print_message("deep_recursion: %zu KiB of the fiber's %zu KiB stack used\n",
 		              (size_t)(top - dr_lowest) / 1024, size / 1024);
-		assert_true(top - dr_lowest > 128 * 1024);
+		assert_true(top - dr_lowest > 100 * 1024);
 	} else {
 		print_message("deep_recursion: frames outside the fiber stack (ASan fake stack)\n");
 	}
@@ -482,43 +485,56 @@ static void mc_entry(void *arg)
 	weft__context_switch(NULL, f->sched);
 }
 
+/* ThreadSanitizer (gcc's libtsan) dies past 8128 live threads, and every
+ * made context is a TSan fiber, which counts as one: under TSan the 10,000
+ * contexts run in waves of at most 4,000 alive at once. */
+#if defined(__SANITIZE_THREAD__)
+#define MC_WAVE 4000
+#else
+#define MC_WAVE 10000
+#endif
+
 static void many_contexts(void)
 {
-	const size_t n = 10000, stack_size = 16 * 1024;
+	const size_t n = 10000, wave = MC_WAVE, stack_size = 16 * 1024;
 	const long steps = 5;
-	char *stacks = mmap(NULL, n * stack_size, PROT_READ | PROT_WRITE,
+	char *stacks = mmap(NULL, wave * stack_size, PROT_READ | PROT_WRITE,
 	                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	assert_true(stacks != MAP_FAILED);
 	mc_fiber *f = calloc(n, sizeof(*f));
 	assert_non_null(f);
 	weft__context sched;
 	weft__context_init_thread(&sched);
-	for (size_t i = 0; i < n; i++) {
-		f[i].sched = &sched;
-		f[i].steps = steps + (long)(i % 3); /* they finish at different rounds */
-		weft__context_make(&f[i].ctx, stacks + i * stack_size, stack_size, mc_entry, &f[i]);
-	}
-	size_t live = n;
-	long rounds = 0;
-	while (live > 0) {
-		rounds++;
-		for (size_t i = 0; i < n; i++) {
-			if (f[i].finished)
-				continue;
-			weft__context_switch(&sched, &f[i].ctx);
-			if (f[i].finished) {
-				weft__context_release(&f[i].ctx);
-				live--;
-			}
+	for (size_t first = 0; first < n; first += wave) {
+		size_t end = first + wave < n ? first + wave : n;
+		for (size_t i = first; i < end; i++) {
+			f[i].sched = &sched;
+			f[i].steps = steps + (long)(i % 3); /* they finish at different rounds */
+			weft__context_make(&f[i].ctx, stacks + (i - first) * stack_size, stack_size,
+			                   mc_entry, &f[i]);
 		}
-		assert_true(rounds <= steps + 3);
+		size_t live = end - first;
+		long rounds = 0;
+		while (live > 0) {
+			rounds++;
+			for (size_t i = first; i < end; i++) {
+				if (f[i].finished)
+					continue;
+				weft__context_switch(&sched, &f[i].ctx);
+				if (f[i].finished) {
+					weft__context_release(&f[i].ctx);
+					live--;
+				}
+			}
+			assert_true(rounds <= steps + 3);
+		}
+		assert_int_equal(rounds, steps + 3);
 	}
-	assert_int_equal(rounds, steps + 3);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(f[i].done, f[i].steps);
 	weft__context_release(&sched);
 	free(f);
-	assert_int_equal(munmap(stacks, n * stack_size), 0);
+	assert_int_equal(munmap(stacks, wave * stack_size), 0);
 }
 
 /* ------------------------------------------------------------ migrate */
