@@ -1,0 +1,539 @@
+/* Fiber stacks on Linux: see stack.h for the layout, the guard pages, the
+ * pool and the overflow handler. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "fiber/stack.h"
+
+#ifdef WEFT_HAVE_VALGRIND
+#include <valgrind/valgrind.h>
+#endif
+
+/* Linux 6.13 uapi; older headers (glibc 2.36 here) lack it. */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+_Static_assert(sizeof(weft__stack) <= WEFT__STACK_DESC, "the descriptor must fit its slot");
+
+/* ------------------------------------------------------------ pages */
+
+static size_t page_size(void)
+{
+	static _Atomic size_t cached;
+	size_t pg = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (pg == 0) {
+		long v = sysconf(_SC_PAGESIZE);
+		pg = v > 0 ? (size_t)v : 4096;
+		atomic_store_explicit(&cached, pg, memory_order_relaxed);
+	}
+	return pg;
+}
+
+enum { GUARD_UNKNOWN, GUARD_MADVISE, GUARD_MPROTECT };
+static _Atomic int guard_mode = GUARD_UNKNOWN;
+
+/* Makes [addr, addr + len) a guard: MADV_GUARD_INSTALL inside the mapping
+ * when the kernel has it (the first EINVAL switches to mprotect for good),
+ * PROT_NONE otherwise. Returns 0 or an errno value; *what names the call
+ * that failed. */
+static int install_guard(void *addr, size_t len, const char **what)
+{
+	if (atomic_load_explicit(&guard_mode, memory_order_relaxed) != GUARD_MPROTECT) {
+		if (madvise(addr, len, MADV_GUARD_INSTALL) == 0) {
+			atomic_store_explicit(&guard_mode, GUARD_MADVISE, memory_order_relaxed);
+			return 0;
+		}
+		if (errno != EINVAL) {
+			*what = "madvise(MADV_GUARD_INSTALL)";
+			return errno;
+		}
+		atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed);
+	}
+	if (mprotect(addr, len, PROT_NONE) != 0) {
+		*what = "mprotect";
+		return errno;
+	}
+	return 0;
+}
+
+bool weft__stack_guard_in_mapping(void)
+{
+	if (atomic_load_explicit(&guard_mode, memory_order_relaxed) == GUARD_UNKNOWN) {
+		size_t pg = page_size();
+		void *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m != MAP_FAILED) {
+			const char *what;
+			(void)install_guard(m, pg, &what);
+			munmap(m, 2 * pg);
+		}
+	}
+	return atomic_load_explicit(&guard_mode, memory_order_relaxed) == GUARD_MADVISE;
+}
+
+void weft__stack_testing_force_mprotect(void)
+{
+	atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ failure report */
+
+/* A number from a /proc/sys file, or -1. */
+static long read_long_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[32];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+/* Lines of /proc/self/maps: the process's mappings (VMAs), or -1. */
+static long count_mappings(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[4096];
+	long lines = 0;
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+	close(fd);
+	return n < 0 ? -1 : lines;
+}
+
+static atomic_flag reported = ATOMIC_FLAG_INIT;
+
+/* Says once per process why a stack could not be mapped. ENOMEM has two
+ * causes the kernel does not tell apart: the mapping count reached
+ * vm.max_map_count, or the address space (RLIMIT_AS) or memory ran out.
+ * The count of our mappings against the limit says which. */
+static void report_failure(const char *what, int err)
+{
+	if (atomic_flag_test_and_set(&reported))
+		return;
+	char msg[1024];
+	int len;
+	if (err == ENOMEM) {
+		long maps = count_mappings();
+		long limit = read_long_file("/proc/sys/vm/max_map_count");
+		bool in_mapping =
+		        atomic_load_explicit(&guard_mode, memory_order_relaxed) == GUARD_MADVISE;
+		const char *per_stack =
+		        in_mapping ? "1 mapping (guard installed with MADV_GUARD_INSTALL)"
+		                   : "2 mappings (a PROT_NONE guard page: "
+		                     "MADV_GUARD_INSTALL is not in use)";
+		if (maps >= 0 && limit > 0 && maps + 8 >= limit) {
+			len = snprintf(
+			        msg, sizeof(msg),
+			        "weft: cannot map a fiber stack (%s: out of memory): this "
+			        "process has %ld memory mappings and vm.max_map_count is %ld; "
+			        "each guarded stack takes %s. Raise the limit as root, e.g. "
+			        "`sysctl -w vm.max_map_count=%ld` (a file in /etc/sysctl.d/ "
+			        "keeps it), or run fewer fibers at once. Creating fibers fails "
+			        "with WEFT_ENOMEM until stacks are freed.\n",
+			        what, maps, limit, per_stack, limit < 262144 ? 1048576 : limit * 4);
+		} else {
+			struct rlimit as;
+			char as_text[48] = "unlimited";
+			if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+				snprintf(as_text, sizeof(as_text), "%llu bytes",
+				         (unsigned long long)as.rlim_cur);
+			len = snprintf(
+			        msg, sizeof(msg),
+			        "weft: cannot map a fiber stack (%s: out of memory): the "
+			        "address space or memory ran out, not the mapping limit (this "
+			        "process has %ld memory mappings, vm.max_map_count is %ld; "
+			        "each guarded stack takes %s). The address-space limit "
+			        "(ulimit -v) is %s. Use fewer fibers or smaller stacks "
+			        "(WEFT_STACK_SIZE), or raise the limit. Creating fibers fails "
+			        "with WEFT_ENOMEM until stacks are freed.\n",
+			        what, maps, limit, per_stack, as_text);
+		}
+	} else {
+		len = snprintf(msg, sizeof(msg),
+		               "weft: cannot map a fiber stack (%s: %s); creating fibers fails "
+		               "with WEFT_ENOMEM\n",
+		               what, strerror(err));
+	}
+	if (len > 0) {
+		size_t n = (size_t)len < sizeof(msg) ? (size_t)len : sizeof(msg) - 1;
+		ssize_t w = write(STDERR_FILENO, msg, n);
+		(void)w;
+	}
+}
+
+/* ------------------------------------------------------------ stacks */
+
+static size_t map_size_for(size_t stack_size)
+{
+	size_t pg = page_size();
+	return (stack_size + WEFT__STACK_DESC + pg - 1) / pg * pg + pg;
+}
+
+/* Tells valgrind (when built with its headers) that s is a stack, or no
+ * longer one. Outside valgrind these are a few no-op instructions. */
+static void valgrind_tell(weft__stack *s)
+{
+#ifdef WEFT_HAVE_VALGRIND
+	s->valgrind_id = VALGRIND_STACK_REGISTER(s->base, (char *)s->base + s->size);
+#else
+	s->valgrind_id = 0;
+#endif
+}
+
+static void valgrind_forget(weft__stack *s)
+{
+#ifdef WEFT_HAVE_VALGRIND
+	VALGRIND_STACK_DEREGISTER(s->valgrind_id);
+#else
+	(void)s;
+#endif
+}
+
+static weft__stack *map_stack(size_t map_size)
+{
+	size_t pg = page_size();
+	char *m = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED) {
+		report_failure("mmap", errno);
+		return NULL;
+	}
+	const char *what = "";
+	int err = install_guard(m, pg, &what);
+	if (err != 0) {
+		munmap(m, map_size);
+		report_failure(what, err);
+		return NULL;
+	}
+	weft__stack *s = (weft__stack *)(m + map_size - WEFT__STACK_DESC);
+	s->map = m;
+	s->map_size = map_size;
+	s->base = m + pg;
+	s->size = map_size - pg - WEFT__STACK_DESC;
+	s->next = NULL;
+	valgrind_tell(s);
+	return s;
+}
+
+/* Returns false (the stack still mapped) when munmap is refused: unmapping
+ * from the middle of a VMA (adjacent stacks merge into one) splits it,
+ * which the kernel refuses at vm.max_map_count. */
+static bool unmap_stack(weft__stack *s)
+{
+	valgrind_forget(s);
+	if (munmap(s->map, s->map_size) == 0)
+		return true;
+	valgrind_tell(s);
+	return false;
+}
+
+/* Gives the stack's pages back, all but the top one (the descriptor's). */
+static void release_pages(weft__stack *s)
+{
+	size_t pg = page_size();
+	uintptr_t top_page = (uintptr_t)s / pg * pg;
+	if (top_page > (uintptr_t)s->base)
+		madvise(s->base, top_page - (uintptr_t)s->base, MADV_DONTNEED);
+}
+
+/* Sorts a free list by address (merge sort: no allocation). */
+static weft__stack *sort_by_address(weft__stack *list, size_t n)
+{
+	if (n < 2)
+		return list;
+	weft__stack *mid = list;
+	for (size_t i = 1; i < n / 2; i++)
+		mid = mid->next;
+	weft__stack *right = mid->next;
+	mid->next = NULL;
+	weft__stack *a = sort_by_address(list, n / 2), *b = sort_by_address(right, n - n / 2);
+	weft__stack head, *tail = &head;
+	while (a && b) {
+		weft__stack **min = (uintptr_t)a->map < (uintptr_t)b->map ? &a : &b;
+		tail->next = *min;
+		tail = *min;
+		*min = (*min)->next;
+	}
+	tail->next = a ? a : b;
+	return head.next;
+}
+
+int weft__stack_pool_init(weft__stack_pool *p, size_t stack_size, size_t max_cached)
+{
+	if (!p)
+		return WEFT_EINVAL;
+	/* Far beyond any address space, and keeps map_size_for from wrapping. */
+	if (stack_size == 0 || stack_size > SIZE_MAX / 4)
+		return WEFT_EINVAL;
+	size_t map_size = map_size_for(stack_size);
+	*p = (weft__stack_pool){
+	        .stack_size = map_size - page_size() - WEFT__STACK_DESC,
+	        .map_size = map_size,
+	        .max_cached = max_cached,
+	};
+	return 0;
+}
+
+void weft__stack_pool_destroy(weft__stack_pool *p)
+{
+	/* Address order, adjacent stacks unmapped in one call: a run of
+	 * stacks that fills whole VMAs goes without splitting any, so destroy
+	 * does not run into vm.max_map_count however the stacks were freed. */
+	size_t n = 0;
+	for (weft__stack *s = p->free_list; s; s = s->next)
+		n++;
+	weft__stack *s = sort_by_address(p->free_list, n);
+	while (s) {
+		weft__stack *last = s;
+		while (last->next && (char *)last->map + last->map_size == (char *)last->next->map)
+			last = last->next;
+		weft__stack *next = last->next;
+		char *start = s->map, *end = (char *)last->map + last->map_size;
+		for (weft__stack *r = s; r != next; r = r->next)
+			valgrind_forget(r);
+		if (munmap(start, (size_t)(end - start)) != 0) {
+			/* Stacks of another pool around it, at the limit: the
+			 * addresses stay mapped, the memory goes back. */
+			for (weft__stack *r = s; r != next; r = r->next) {
+				valgrind_tell(r);
+				release_pages(r);
+			}
+		}
+		s = next;
+	}
+	p->free_list = NULL;
+	p->cached = 0;
+}
+
+weft__stack *weft__stack_get(weft__stack_pool *p)
+{
+	weft__stack *s = p->free_list;
+	if (s) {
+		p->free_list = s->next;
+		p->cached--;
+		s->next = NULL;
+	} else {
+		s = map_stack(p->map_size);
+		if (!s)
+			return NULL;
+	}
+	p->live++;
+	return s;
+}
+
+void weft__stack_put(weft__stack_pool *p, weft__stack *s)
+{
+	p->live--;
+	if (p->cached >= p->max_cached) {
+		if (unmap_stack(s))
+			return;
+		/* Refused at vm.max_map_count: keep it, without its memory. */
+		release_pages(s);
+	}
+	s->next = p->free_list;
+	p->free_list = s;
+	p->cached++;
+}
+
+/* ------------------------------------------------------------ overflow handler */
+
+static _Thread_local const weft__stack *current_stack __attribute__((tls_model("initial-exec")));
+static _Thread_local const void *current_task __attribute__((tls_model("initial-exec")));
+static _Thread_local bool altstack_ready __attribute__((tls_model("initial-exec")));
+
+void weft__stack_set_current(const weft__stack *s, const void *task)
+{
+	current_task = task;
+	current_stack = s;
+	/* The handler runs on this thread: it must see both stores. */
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+static int install_error;
+static struct sigaction previous_segv, previous_bus;
+static pthread_key_t altstack_key;
+static size_t altstack_size; /* usable; a guard page sits below */
+static size_t altstack_min;  /* an existing alternate stack this big is kept */
+
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
+static char *put_hex(char *p, uintptr_t v)
+{
+	char tmp[2 * sizeof(v)];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	p = put_str(p, "0x");
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_dec(char *p, size_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* Async-signal-safe: write(2) and abort(3) only. */
+static void report_overflow(const weft__stack *s, const void *task, uintptr_t addr)
+{
+	char msg[256], *p = msg;
+	p = put_str(p, "weft: fiber task ");
+	p = put_hex(p, (uintptr_t)task);
+	p = put_str(p, " overflowed its ");
+	p = put_dec(p, s->size);
+	p = put_str(p, "-byte stack (fault at ");
+	p = put_hex(p, addr);
+	p = put_str(p, "); raise WEFT_STACK_SIZE\n");
+	ssize_t w = write(STDERR_FILENO, msg, (size_t)(p - msg));
+	(void)w;
+	abort();
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	const weft__stack *s = current_stack;
+	/* si_code > 0: the kernel raised it for a fault, si_addr is real. */
+	if (s && si && si->si_code > 0) {
+		uintptr_t addr = (uintptr_t)si->si_addr;
+		uintptr_t base = (uintptr_t)s->base;
+		uintptr_t guard = base - (uintptr_t)s->map;
+		/* The guard page, or the page below it: a frame that stepped
+		 * over the guard. */
+		uintptr_t low = (uintptr_t)s->map > guard ? (uintptr_t)s->map - guard : 0;
+		if (addr >= low && addr < base)
+			report_overflow(s, current_task, addr);
+	}
+
+	/* Not ours: as if weft had never installed a handler. */
+	const struct sigaction *prev = sig == SIGSEGV ? &previous_segv : &previous_bus;
+	if ((prev->sa_flags & SA_SIGINFO) && prev->sa_sigaction) {
+		prev->sa_sigaction(sig, si, uc);
+	} else if (!(prev->sa_flags & SA_SIGINFO) && prev->sa_handler != SIG_DFL &&
+	           prev->sa_handler != SIG_IGN) {
+		prev->sa_handler(sig);
+	} else {
+		/* SIG_DFL (or SIG_IGN, which cannot ignore a fault): the fault
+		 * repeats on return and takes the default action. A signal sent
+		 * by someone would not repeat: send it again, it is delivered
+		 * when the handler returns. */
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		sigaction(sig, &dfl, NULL);
+		if (!si || si->si_code <= 0)
+			raise(sig);
+	}
+	errno = saved_errno;
+}
+
+static void free_altstack(void *map)
+{
+	stack_t cur;
+	char *usable = (char *)map + page_size();
+	if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == usable) {
+		stack_t off = {.ss_flags = SS_DISABLE};
+		if (sigaltstack(&off, NULL) != 0)
+			return; /* still in use: leave it mapped */
+	}
+	munmap(map, altstack_size + page_size());
+}
+
+static void install_process(void)
+{
+	long min = sysconf(_SC_SIGSTKSZ);
+	size_t pg = page_size();
+	altstack_min = min > 0 ? (size_t)min : SIGSTKSZ;
+	size_t want = altstack_min > 65536 ? altstack_min : 65536;
+	altstack_size = (want + pg - 1) / pg * pg;
+
+	if (pthread_key_create(&altstack_key, free_altstack) != 0) {
+		install_error = WEFT_ENOMEM;
+		return;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_ONSTACK | SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	/* Read the previous actions before installing, so the handler never
+	 * sees them half-written. */
+	if (sigaction(SIGSEGV, NULL, &previous_segv) != 0 ||
+	    sigaction(SIGBUS, NULL, &previous_bus) != 0 || sigaction(SIGSEGV, &sa, NULL) != 0 ||
+	    sigaction(SIGBUS, &sa, NULL) != 0)
+		install_error = WEFT_EINVAL;
+}
+
+int weft__stack_overflow_handler_install(void)
+{
+	pthread_once(&install_once, install_process);
+	if (install_error)
+		return install_error;
+	if (altstack_ready)
+		return 0;
+
+	stack_t cur;
+	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) &&
+	    cur.ss_size >= altstack_min) {
+		altstack_ready = true; /* the application's (or a sanitizer's) */
+		return 0;
+	}
+
+	size_t pg = page_size();
+	char *m = mmap(NULL, altstack_size + pg, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED)
+		return WEFT_ENOMEM;
+	const char *what;
+	if (install_guard(m, pg, &what) != 0) {
+		munmap(m, altstack_size + pg);
+		return WEFT_ENOMEM;
+	}
+	stack_t ss = {.ss_sp = m + pg, .ss_size = altstack_size, .ss_flags = 0};
+	if (sigaltstack(&ss, NULL) != 0) {
+		munmap(m, altstack_size + pg);
+		return WEFT_EINVAL;
+	}
+	/* Should this fail, the stack lives as long as the thread's memory. */
+	(void)pthread_setspecific(altstack_key, m);
+	altstack_ready = true;
+	return 0;
+}
