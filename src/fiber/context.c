@@ -4,7 +4,7 @@
  * a switch frame (switch_<arch>.h) on the running stack, stores the stack
  * pointer in from->sp, loads to->sp and pops the frame found there. A new
  * context gets a frame built by weft__switch_frame_init whose return address
- * is weft__context_start_asm, so the first switch into it "returns" into
+ * is weft__context_start_asm, so the first switch into it continues in
  * that stub, which calls weft__context_start(prev, entry, arg) on an aligned
  * stack.
  *

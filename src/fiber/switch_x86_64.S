@@ -7,8 +7,16 @@
  *   Builds a switch frame below the return address on the current stack,
  *   stores the stack pointer in *save_sp, loads new_sp (a frame made by this
  *   function or by weft__switch_frame_init), restores from that frame and
- *   returns there. The resumed side sees `transfer` as the return value of
- *   its own call (or, for a new context, in rax on entry to the stub). */
+ *   continues at the frame's return address. The resumed side sees
+ *   `transfer` as the return value of its own call (or, for a new context,
+ *   in rax on entry to the stub).
+ *
+ * It leaves with an indirect jmp, not ret: a ret here always mispredicts
+ * (the return stack buffer holds the address our own call pushed, not the
+ * other context's), while the jmp's target is predicted like any indirect
+ * branch. Measured on the 2-vCPU EPYC: 18.5 ns per switch with ret, 10 ns
+ * with jmp (bench/fiber_switch). Boost.Context's jump_fcontext does the
+ * same. */
 #include "fiber/switch_x86_64.h"
 
 	.text
@@ -41,14 +49,16 @@ weft__context_switch_asm:
 	movq	WEFT__FRAME_R12(%rsp), %r12
 	movq	WEFT__FRAME_RBX(%rsp), %rbx
 	movq	WEFT__FRAME_RBP(%rsp), %rbp
-	addq	$WEFT__FRAME_RET, %rsp
-	.cfi_adjust_cfa_offset -WEFT__FRAME_RET
+	movq	WEFT__FRAME_RET(%rsp), %rcx
+	addq	$WEFT__FRAME_SIZE, %rsp
+	.cfi_adjust_cfa_offset -WEFT__FRAME_SIZE
 	movq	%rdx, %rax
-	ret
+	jmp	*%rcx
 	.cfi_endproc
 	.size	weft__context_switch_asm, .-weft__context_switch_asm
 
-/* Where a new context begins: the frame's ret. rsp is 16-byte aligned here
+/* Where a new context begins: the frame's return address, reached by the
+ * switch's jmp with the frame popped. rsp is 16-byte aligned here
  * (weft__switch_frame_init), rax holds the transfer value (the context that
  * switched here), r12 and r13 what weft__context_make put in the frame.
  * weft__context_start never returns. */

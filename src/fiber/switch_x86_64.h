@@ -7,15 +7,16 @@
  *   sp + 0   MXCSR (control and status bits)      4 bytes
  *   sp + 4   x87 control word                     2 bytes (+ 2 padding)
  *   sp + 8   r15, r14, r13, r12, rbx, rbp         6 x 8 bytes
- *   sp + 56  return address (where the switch resumes)
+ *   sp + 56  return address (where the switch resumes, by jmp)
  *
  * Saved: the callee-saved registers of the ABI, the stack pointer, the
  * MXCSR and the x87 control word. Not saved: caller-saved registers (the
  * compiler already spilled them around the call), x87 status and stack,
  * AVX state, the signal mask, fs/gs (thread-local storage stays the
- * kernel thread's). Not compatible with CET shadow stacks (the switch
- * returns to an address its call did not push); the object is not marked
- * SHSTK, so the loader keeps them off for any program linking it. */
+ * kernel thread's). Not compatible with CET: the switch leaves by an
+ * indirect jmp to addresses without endbr64 (IBT) and its calls never
+ * return through ret (shadow stack). The object carries no CET property
+ * note, so the linker and loader keep CET off for any program linking it. */
 #ifndef WEFT_SRC_FIBER_SWITCH_X86_64_H
 #define WEFT_SRC_FIBER_SWITCH_X86_64_H
 
@@ -53,7 +54,7 @@ _Static_assert(offsetof(weft__switch_frame, rbp) == WEFT__FRAME_RBP, "frame: rbp
 _Static_assert(offsetof(weft__switch_frame, ret) == WEFT__FRAME_RET, "frame: ret");
 _Static_assert(sizeof(weft__switch_frame) == WEFT__FRAME_SIZE, "frame: size");
 
-/* The first switch into a new context "returns" into this stub (in
+/* The first switch into a new context continues in this stub (in
  * switch_x86_64.S), with the stack pointer 16-byte aligned: it calls
  * weft__context_start(prev, r12, r13), so that function starts with the
  * alignment the ABI gives any function (rsp + 8 a multiple of 16). */
@@ -66,7 +67,7 @@ void weft__context_start_asm(void);
 static inline void *weft__switch_frame_init(void *base, size_t size, void *a, void *b)
 {
 	uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
-	/* ret lands at top - 8: after the stub's ret, rsp == top (aligned). */
+	/* ret sits at top - 8: once the switch pops it, rsp == top (aligned). */
 	weft__switch_frame *f = (weft__switch_frame *)(top - WEFT__FRAME_SIZE);
 	uint16_t cw;
 	__asm__ volatile("fnstcw %0" : "=m"(cw));

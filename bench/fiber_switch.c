@@ -1,0 +1,346 @@
+/* fiber_switch: what a fiber context switch and a fiber's life cost, next to
+ * the baselines they replace, all in one run.
+ *
+ *   yield        two weft contexts (src/fiber/context.h) switch to each other
+ *                N times each; ns per switch, one direction
+ *   swapcontext  the same ping-pong between two ucontexts with glibc's
+ *                swapcontext (saves the signal mask: a system call per swap)
+ *   create       weft__context_make on one preallocated stack, a switch in,
+ *                the entry switches back for good, weft__context_release;
+ *                ns per context. Stack allocation is the stack pool's job and
+ *                is not timed here.
+ *   pthread      pthread_create + pthread_join of a thread that returns at
+ *                once; ns per thread
+ *
+ * Repetitions are interleaved (rep 1 of every configuration, then rep 2,
+ * ...) with the starting configuration rotating, so drifts of the machine
+ * land on all alike; each configuration reports the median, min and max of
+ * its repetitions, and the ratios are of medians from this run. The timed
+ * region of yield and swapcontext starts and ends inside the first context,
+ * after both contexts have started, so creation is not in it.
+ *
+ *   fiber_switch [--switches N] [--swaps N] [--creates N] [--threads N]
+ *                [--reps R] [--csv]
+ *
+ * Under a sanitizer (the smoke test) the numbers mean nothing. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+
+#include "fiber/context.h"
+
+#define PROG         "fiber_switch"
+#define DEFAULT_REPS 7
+#define MIN_REPS     5
+#define MAX_REPS     101
+#define STACK_SIZE   (64 * 1024)
+
+enum cfg_id { CFG_YIELD, CFG_SWAPCONTEXT, CFG_CREATE, CFG_PTHREAD, CFG_COUNT };
+
+static const char *const cfg_names[CFG_COUNT] = {
+        [CFG_YIELD] = "yield",
+        [CFG_SWAPCONTEXT] = "swapcontext",
+        [CFG_CREATE] = "create",
+        [CFG_PTHREAD] = "pthread",
+};
+
+static const char *const cfg_units[CFG_COUNT] = {
+        [CFG_YIELD] = "ns/switch",
+        [CFG_SWAPCONTEXT] = "ns/switch",
+        [CFG_CREATE] = "ns/create+run+join",
+        [CFG_PTHREAD] = "ns/create+join",
+};
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void *stack_map(void)
+{
+	void *p =
+	        mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror(PROG ": mmap");
+		exit(1);
+	}
+	return p;
+}
+
+static void *stack_a, *stack_b;
+
+/* ------------------------------------------------------------ yield */
+
+static weft__context y_main, y_a, y_b;
+static long y_n, y_count;
+static double y_ns;
+
+static void y_entry_a(void *arg)
+{
+	(void)arg;
+	weft__context_switch(&y_a, &y_b); /* let b start: not timed */
+	double t0 = now_ns();
+	for (long i = 0; i < y_n; i++)
+		weft__context_switch(&y_a, &y_b);
+	y_ns = now_ns() - t0;
+	weft__context_switch(NULL, &y_main);
+}
+
+static void y_entry_b(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		y_count++;
+		weft__context_switch(&y_b, &y_a);
+	}
+}
+
+static double run_yield(long n)
+{
+	y_n = n;
+	y_count = 0;
+	weft__context_init_thread(&y_main);
+	weft__context_make(&y_a, stack_a, STACK_SIZE, y_entry_a, NULL);
+	weft__context_make(&y_b, stack_b, STACK_SIZE, y_entry_b, NULL);
+	weft__context_switch(&y_main, &y_a);
+	weft__context_release(&y_a);
+	weft__context_release(&y_b);
+	weft__context_release(&y_main);
+	if (y_count != n + 1) {
+		fprintf(stderr, PROG ": yield: %ld switches into b, expected %ld\n", y_count,
+		        n + 1);
+		exit(1);
+	}
+	return y_ns / (2.0 * (double)n);
+}
+
+/* ------------------------------------------------------------ swapcontext */
+
+static ucontext_t u_main, u_a, u_b;
+static long u_n, u_count;
+static double u_ns;
+
+static void u_entry_a(void)
+{
+	swapcontext(&u_a, &u_b);
+	double t0 = now_ns();
+	for (long i = 0; i < u_n; i++)
+		swapcontext(&u_a, &u_b);
+	u_ns = now_ns() - t0;
+	setcontext(&u_main);
+}
+
+static void u_entry_b(void)
+{
+	for (;;) {
+		u_count++;
+		swapcontext(&u_b, &u_a);
+	}
+}
+
+static void u_make(ucontext_t *uc, void *stack, void (*fn)(void))
+{
+	if (getcontext(uc) != 0) {
+		perror(PROG ": getcontext");
+		exit(1);
+	}
+	uc->uc_stack.ss_sp = stack;
+	uc->uc_stack.ss_size = STACK_SIZE;
+	uc->uc_link = NULL;
+	makecontext(uc, fn, 0);
+}
+
+static double run_swapcontext(long n)
+{
+	u_n = n;
+	u_count = 0;
+	u_make(&u_a, stack_a, u_entry_a);
+	u_make(&u_b, stack_b, u_entry_b);
+	if (swapcontext(&u_main, &u_a) != 0) {
+		perror(PROG ": swapcontext");
+		exit(1);
+	}
+	if (u_count != n + 1) {
+		fprintf(stderr, PROG ": swapcontext: %ld swaps into b, expected %ld\n", u_count,
+		        n + 1);
+		exit(1);
+	}
+	return u_ns / (2.0 * (double)n);
+}
+
+/* ------------------------------------------------------------ create */
+
+static weft__context c_main, c_ctx;
+static long c_ran;
+
+static void c_entry(void *arg)
+{
+	(void)arg;
+	c_ran++;
+	weft__context_switch(NULL, &c_main);
+}
+
+static double run_create(long n)
+{
+	c_ran = 0;
+	weft__context_init_thread(&c_main);
+	double t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		weft__context_make(&c_ctx, stack_a, STACK_SIZE, c_entry, NULL);
+		weft__context_switch(&c_main, &c_ctx);
+		weft__context_release(&c_ctx);
+	}
+	double ns = now_ns() - t0;
+	weft__context_release(&c_main);
+	if (c_ran != n) {
+		fprintf(stderr, PROG ": create: %ld entries ran, expected %ld\n", c_ran, n);
+		exit(1);
+	}
+	return ns / (double)n;
+}
+
+/* ------------------------------------------------------------ pthread */
+
+static void *p_entry(void *arg)
+{
+	return arg;
+}
+
+static double run_pthread(long n)
+{
+	double t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		pthread_t t;
+		void *ret = NULL;
+		if (pthread_create(&t, NULL, p_entry, (void *)(uintptr_t)(i + 1)) != 0) {
+			perror(PROG ": pthread_create");
+			exit(1);
+		}
+		if (pthread_join(t, &ret) != 0 || ret != (void *)(uintptr_t)(i + 1)) {
+			fprintf(stderr, PROG ": pthread_join failed\n");
+			exit(1);
+		}
+	}
+	return (now_ns() - t0) / (double)n;
+}
+
+/* ------------------------------------------------------------ main */
+
+typedef struct summary {
+	double median, min, max;
+} summary;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static summary summarize(const double *v, int n)
+{
+	double s[MAX_REPS];
+	memcpy(s, v, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	summary r = {n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2, s[0], s[n - 1]};
+	return r;
+}
+
+static long parse_count(const char *opt, const char *val)
+{
+	char *end;
+	long v = val ? strtol(val, &end, 10) : 0;
+	if (!val || *end || v < 1) {
+		fprintf(stderr, PROG ": %s needs a positive integer\n", opt);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	long counts[CFG_COUNT] = {
+	        [CFG_YIELD] = 10000000,
+	        [CFG_SWAPCONTEXT] = 500000,
+	        [CFG_CREATE] = 2000000,
+	        [CFG_PTHREAD] = 5000,
+	};
+	int reps = DEFAULT_REPS, csv = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--switches") == 0)
+			counts[CFG_YIELD] = parse_count(a, v), i++;
+		else if (strcmp(a, "--swaps") == 0)
+			counts[CFG_SWAPCONTEXT] = parse_count(a, v), i++;
+		else if (strcmp(a, "--creates") == 0)
+			counts[CFG_CREATE] = parse_count(a, v), i++;
+		else if (strcmp(a, "--threads") == 0)
+			counts[CFG_PTHREAD] = parse_count(a, v), i++;
+		else if (strcmp(a, "--reps") == 0)
+			reps = (int)parse_count(a, v), i++;
+		else if (strcmp(a, "--csv") == 0)
+			csv = 1;
+		else {
+			fprintf(stderr, "usage: " PROG " [--switches N] [--swaps N] [--creates N] "
+			                "[--threads N] [--reps R] [--csv]\n");
+			return 2;
+		}
+	}
+	if (reps > MAX_REPS) {
+		fprintf(stderr, PROG ": --reps is at most %d\n", MAX_REPS);
+		return 2;
+	}
+	if (reps < MIN_REPS)
+		fprintf(stderr,
+		        PROG ": warning: --reps %d is below %d; the medians are not meaningful\n",
+		        reps, MIN_REPS);
+
+	stack_a = stack_map();
+	stack_b = stack_map();
+	double (*const run[CFG_COUNT])(long) = {
+	        [CFG_YIELD] = run_yield,
+	        [CFG_SWAPCONTEXT] = run_swapcontext,
+	        [CFG_CREATE] = run_create,
+	        [CFG_PTHREAD] = run_pthread,
+	};
+	double ns[CFG_COUNT][MAX_REPS];
+	for (int r = 0; r < reps; r++)
+		for (int k = 0; k < CFG_COUNT; k++) {
+			int id = (r + k) % CFG_COUNT;
+			ns[id][r] = run[id](counts[id]);
+		}
+
+	summary sum[CFG_COUNT];
+	for (int id = 0; id < CFG_COUNT; id++)
+		sum[id] = summarize(ns[id], reps);
+	double swap_over_yield = sum[CFG_SWAPCONTEXT].median / sum[CFG_YIELD].median;
+	double pthread_over_create = sum[CFG_PTHREAD].median / sum[CFG_CREATE].median;
+
+	if (csv) {
+		printf("config,count,reps,median_ns,min_ns,max_ns\n");
+		for (int id = 0; id < CFG_COUNT; id++)
+			printf("%s,%ld,%d,%.2f,%.2f,%.2f\n", cfg_names[id], counts[id], reps,
+			       sum[id].median, sum[id].min, sum[id].max);
+		printf("ratio,swapcontext/yield,,%.1f,,\n", swap_over_yield);
+		printf("ratio,pthread/create,,%.1f,,\n", pthread_over_create);
+	} else {
+		printf("%-12s %10s %10s %10s %10s  %s\n", "config", "count", "median", "min", "max",
+		       "unit");
+		for (int id = 0; id < CFG_COUNT; id++)
+			printf("%-12s %10ld %10.1f %10.1f %10.1f  %s\n", cfg_names[id], counts[id],
+			       sum[id].median, sum[id].min, sum[id].max, cfg_units[id]);
+		printf("\nratios of medians, %d interleaved repetitions:\n", reps);
+		printf("  swapcontext / yield   %8.1fx\n", swap_over_yield);
+		printf("  pthread / create      %8.1fx\n", pthread_over_create);
+	}
+	munmap(stack_a, STACK_SIZE);
+	munmap(stack_b, STACK_SIZE);
+	return 0;
+}
