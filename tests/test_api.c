@@ -463,7 +463,7 @@ static void error_strings(void)
 	assert_string_equal(weft_err_name(WEFT_EFULL), "WEFT_EFULL");
 	assert_string_equal(weft_strerror(0), "success");
 	assert_string_equal(weft_strerror(WEFT_EFULL), "the ready queue is full");
-	static const int unknown[] = {1, 7, -11, -12, -100, 12345, -2147483647 - 1, 2147483647};
+	static const int unknown[] = {1, 7, -12, -13, -100, 12345, -2147483647 - 1, 2147483647};
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		assert_string_equal(weft_strerror(unknown[i]), "unknown weft error");
 		const char *name = weft_err_name(unknown[i]);
