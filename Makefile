@@ -13,7 +13,7 @@
 JOBS         ?= 2
 TEST_PRESETS ?= release asan tsan
 BUILD        ?= build/release
-BENCHES      ?= post_throughput
+BENCHES      ?= post_throughput fiber_switch
 
 .PHONY: all demo test bench format check-format clean
 
