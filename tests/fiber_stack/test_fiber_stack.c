@@ -449,6 +449,35 @@ static void overflow_death_thread(void)
 	expect_overflow_report(&a);
 }
 
+static void *altstack_thread(void *arg)
+{
+	stack_t *ss = arg;
+	WT_CHECK_RC(0, weft__stack_overflow_handler_install());
+	WT_CHECK(sigaltstack(NULL, ss) == 0);
+	WT_CHECK(!(ss->ss_flags & SS_DISABLE));
+	WT_CHECK_RC(0, weft__stack_overflow_handler_install());
+	stack_t again;
+	WT_CHECK(sigaltstack(NULL, &again) == 0 && again.ss_sp == ss->ss_sp);
+	return NULL;
+}
+
+/* Each thread gets an alternate signal stack once, gone when it exits
+ * (weft's, by its key destructor; a sanitizer's, by the sanitizer). */
+static void altstack_per_thread(void)
+{
+	for (int i = 0; i < 3; i++) {
+		stack_t ss;
+		memset(&ss, 0, sizeof(ss));
+		pthread_t t;
+		wt_thread_start(&t, altstack_thread, &ss);
+		wt_thread_join(t);
+		wt_check_async();
+		assert_non_null(ss.ss_sp);
+		assert_false(readable(ss.ss_sp));
+		assert_false(readable((char *)ss.ss_sp + ss.ss_size - 1));
+	}
+}
+
 /* A fault that is not an overflow goes where it went before weft. */
 static void other_fault(void)
 {
@@ -649,5 +678,5 @@ static void address_space_limit(void)
 }
 
 WT_CASES(WT_CASE(reuse), WT_CASE(rounding), WT_CASE(usable_and_guard), WT_CASE(overflow_death),
-         WT_CASE(overflow_death_thread), WT_CASE(other_fault), WT_CASE(many_stacks),
-         WT_CASE(map_limit), WT_CASE(address_space_limit));
+         WT_CASE(overflow_death_thread), WT_CASE(altstack_per_thread), WT_CASE(other_fault),
+         WT_CASE(many_stacks), WT_CASE(map_limit), WT_CASE(address_space_limit));
