@@ -6,7 +6,15 @@
  * and the parent checks how it died and what it said. There is no context
  * switch yet, so an overflow is simulated by writing to the guard page of
  * the stack set as current, which is the fault a fiber running off the end
- * of its stack takes. */
+ * of its stack takes.
+ *
+ * Sanitizers: every case runs under ASan and TSan as it is, no ASAN_OPTIONS
+ * needed. Both let an application replace their SIGSEGV handler (ASan's
+ * allow_user_segv_handler defaults to 1); weft's handler passes faults that
+ * are not overflows on to the one installed before it. A child resets
+ * SIGSEGV to SIG_DFL first, because the previous handler in a cmocka test
+ * is cmocka's. The RSS bound of many_stacks is not checked under TSan,
+ * whose shadow of each mapping dwarfs the stack. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
