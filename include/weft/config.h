@@ -16,6 +16,7 @@ extern "C" {
 typedef enum weft_model {
 	WEFT_MODEL_THREADS = 0, /* N kernel workers sharing one ready queue */
 	WEFT_MODEL_SPAWN = 1,   /* one kernel thread created and joined per task */
+	WEFT_MODEL_FIBERS = 2,  /* every task a fiber on one worker thread (M:1) */
 	WEFT_MODEL_COUNT_
 } weft_model;
 
@@ -41,7 +42,8 @@ typedef struct weft_config {
 	int workers;         /* 0: one per CPU this process may use */
 	long queue_capacity; /* most tasks queued at once; 0: unbounded */
 	int stats;           /* non-zero: print statistics to stderr at destroy */
-	void *reserved[8];   /* room to grow without breaking the ABI; keep zero */
+	size_t stack_size;   /* fiber stack bytes; 0: 64 KiB */
+	void *reserved[7];   /* room to grow without breaking the ABI; keep zero */
 } weft_config;
 
 /* weft_config_init fills *cfg with the defaults. It does not read the

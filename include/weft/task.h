@@ -38,7 +38,8 @@ typedef struct weft_task {
 	struct weft_group *group_; /* group to notify at completion, or NULL */
 	uint32_t state_;           /* weft_task_state | waiter bit, atomic */
 	uint32_t flags_;
-	void *reserved_[4];
+	void *fiber_; /* its fiber once it started under a fiber model */
+	void *reserved_[3];
 } weft_task;
 
 typedef struct weft_group {

@@ -1,5 +1,5 @@
-/* weft/blocking.h for kernel-thread models: the calling thread blocks.
- * A fiber model will route these through the waiter seam instead. */
+/* weft/blocking.h: on a fiber, the fiber model parks it; on any other
+ * thread, the thread blocks. */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -10,6 +10,10 @@
 
 int weft_yield(void)
 {
+	if (weft__tls.fiber) {
+		weft__fiber_yield();
+		return 0;
+	}
 	sched_yield();
 	return 0;
 }
@@ -20,6 +24,10 @@ int weft_sleep_ns(int64_t ns)
 		return WEFT_EINVAL;
 	if (ns == 0)
 		return weft_yield();
+	if (weft__tls.fiber) {
+		weft__fiber_sleep(ns);
+		return 0;
+	}
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000),
 	                      .tv_nsec = (long)(ns % 1000000000)};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -38,6 +46,12 @@ int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 {
 	if (fd < 0 || events == 0)
 		return WEFT_EINVAL;
+	if (weft__tls.fiber) {
+		int rc = weft__fiber_wait_fd(fd, events, timeout_ns);
+		if (rc != WEFT_EINVAL)
+			return rc;
+		/* epoll refuses regular files, which are always ready: poll. */
+	}
 	int64_t deadline = timeout_ns < 0 ? -1 : now_ns() + timeout_ns;
 	for (;;) {
 		int ms = -1;

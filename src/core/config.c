@@ -15,6 +15,7 @@
 static const char *const model_names[] = {
         [WEFT_MODEL_THREADS] = "threads",
         [WEFT_MODEL_SPAWN] = "spawn",
+        [WEFT_MODEL_FIBERS] = "fibers",
 };
 _Static_assert(sizeof(model_names) / sizeof(model_names[0]) == WEFT_MODEL_COUNT_,
                "a name per model");
@@ -216,11 +217,14 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 
 	if ((unsigned)cfg.model >= WEFT_MODEL_COUNT_ ||
 	    (unsigned)cfg.policy >= WEFT_POLICY_COUNT_ || cfg.workers < 0 ||
-	    cfg.workers > WEFT__MAX_WORKERS || cfg.queue_capacity < 0)
+	    cfg.workers > WEFT__MAX_WORKERS || cfg.queue_capacity < 0 ||
+	    (cfg.stack_size != 0 &&
+	     (cfg.stack_size < WEFT__MIN_STACK || cfg.stack_size > WEFT__MAX_STACK)))
 		return WEFT_EINVAL;
 
 	int model = cfg.model, policy = cfg.policy;
 	long workers = 0, capacity = cfg.queue_capacity, stats = cfg.stats != 0;
+	long stack = (long)cfg.stack_size;
 	bool workers_env = false;
 	int rc;
 	if ((rc = env_name("WEFT_MODEL", model_names, WEFT_MODEL_COUNT_, &model)) ||
@@ -229,8 +233,11 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	                   &workers, &workers_env)) ||
 	    (rc = env_long("WEFT_QUEUE_CAPACITY", 0, LONG_MAX,
 	                   "0 (unbounded) or a positive integer", &capacity, NULL)) ||
-	    (rc = env_long("WEFT_STATS", 0, 1, "0 or 1", &stats, NULL)))
+	    (rc = env_long("WEFT_STATS", 0, 1, "0 or 1", &stats, NULL)) ||
+	    (rc = env_long("WEFT_STACK_SIZE", WEFT__MIN_STACK, WEFT__MAX_STACK,
+	                   "bytes from 16384 to 1073741824", &stack, NULL)))
 		return rc;
+	cfg.stack_size = stack ? (size_t)stack : WEFT__DEFAULT_STACK;
 	cfg.model = (weft_model)model;
 	cfg.policy = (weft_policy)policy;
 	cfg.queue_capacity = capacity;
@@ -250,6 +257,8 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 		cfg.workers = rt->cpus_affinity;
 		rt->workers_source = WEFT_WORKERS_FROM_AFFINITY;
 	}
+	if (cfg.model == WEFT_MODEL_FIBERS)
+		cfg.workers = 1; /* M:1: one worker runs every fiber */
 	rt->cfg = cfg;
 	return 0;
 }

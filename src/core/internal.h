@@ -20,6 +20,10 @@
 
 #define WEFT__MAX_WORKERS 1024
 
+#define WEFT__MIN_STACK     16384L
+#define WEFT__MAX_STACK     (1L << 30)
+#define WEFT__DEFAULT_STACK 65536L
+
 #define WEFT__WARN_UNUSED __attribute__((warn_unused_result))
 
 /* ------------------------------------------------------------ task state */
@@ -125,6 +129,16 @@ typedef struct weft__model_ops {
 
 extern const weft__model_ops weft__model_threads;
 extern const weft__model_ops weft__model_spawn;
+extern const weft__model_ops weft__model_fibers;
+
+/* Fiber models' side of the blocking calls and the waiter seam; called
+ * only when weft__tls.fiber is set (on that fiber's worker). */
+void weft__fiber_yield(void);
+void weft__fiber_park(void *fiber);
+/* Any thread: makes a parked (or parking) fiber runnable again. */
+void weft__fiber_unpark(void *fiber);
+void weft__fiber_sleep(int64_t ns);
+int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns);
 
 /* ------------------------------------------------------------ runtime */
 
@@ -156,6 +170,7 @@ typedef struct weft__thread_ctx {
 	weft_rt *rt;     /* runtime whose worker this thread is, or NULL */
 	int index;       /* worker index, -1 outside workers */
 	weft_task *task; /* task running now, or NULL */
+	void *fiber;     /* the running fiber under a fiber model, or NULL */
 } weft__thread_ctx;
 
 /* initial-exec: one instruction to reach it, also from libweft.so; the

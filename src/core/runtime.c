@@ -12,6 +12,7 @@ _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec"
 static const weft__model_ops *const models[] = {
         [WEFT_MODEL_THREADS] = &weft__model_threads,
         [WEFT_MODEL_SPAWN] = &weft__model_spawn,
+        [WEFT_MODEL_FIBERS] = &weft__model_fibers,
 };
 _Static_assert(sizeof(models) / sizeof(models[0]) == WEFT_MODEL_COUNT_, "one ops table per model");
 

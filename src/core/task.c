@@ -22,6 +22,14 @@ static _Atomic uint32_t *pending_word(const weft_group *g)
 	return (_Atomic uint32_t *)&g->pending_;
 }
 
+/* A fiber must not block its worker: until tasks get waiter queues, a fiber
+ * waiting for a task or group yields between checks. */
+static void yield_if_fiber(void)
+{
+	if (weft__tls.fiber)
+		weft__fiber_yield();
+}
+
 int weft_task_init(weft_task *t, weft_fn fn, void *arg)
 {
 	if (!t || !fn)
@@ -110,7 +118,7 @@ int weft_wait(weft_task *t)
 	if (weft__tls.task == t)
 		return WEFT_EDEADLK;
 	_Atomic uint32_t *w = state_word(t);
-	for (;;) {
+	for (;; yield_if_fiber()) {
 		uint32_t s = atomic_load_explicit(w, memory_order_acquire);
 		switch (s & WEFT__STATE_MASK) {
 		case WEFT_TASK_IDLE:
@@ -120,6 +128,8 @@ int weft_wait(weft_task *t)
 		case WEFT_TASK_CANCELLED:
 			return WEFT_ECANCELED;
 		}
+		if (weft__tls.fiber)
+			continue;
 		if (!(s & WEFT__WAITER) && !atomic_compare_exchange_weak(w, &s, s | WEFT__WAITER))
 			continue;
 		weft__futex_wait(w, s | WEFT__WAITER, -1);
@@ -139,7 +149,7 @@ int weft_group_wait(weft_group *g)
 	if (!g)
 		return WEFT_EINVAL;
 	_Atomic uint32_t *w = pending_word(g);
-	for (;;) {
+	for (;; yield_if_fiber()) {
 		uint32_t p = atomic_load_explicit(w, memory_order_acquire);
 		if (p < WEFT__GROUP_ONE) {
 			/* Done: clear our waiter bit for the group's next use. */
@@ -147,6 +157,8 @@ int weft_group_wait(weft_group *g)
 				return 0;
 			continue;
 		}
+		if (weft__tls.fiber)
+			continue;
 		if (!(p & WEFT__GROUP_WAITER) &&
 		    !atomic_compare_exchange_weak(w, &p, p | WEFT__GROUP_WAITER))
 			continue;

@@ -10,12 +10,20 @@ _Static_assert(offsetof(weft__sync, lock) == 0 && sizeof(weft__lock) == sizeof(u
 
 void weft__waiter_park(weft__waiter *w)
 {
+	if (w->fiber) {
+		weft__fiber_park(w->fiber);
+		return;
+	}
 	while (atomic_load_explicit(&w->woken, memory_order_acquire) == 0)
 		weft__futex_wait(&w->woken, 0, -1);
 }
 
 void weft__waiter_unpark(weft__waiter *w)
 {
+	if (w->fiber) {
+		weft__fiber_unpark(w->fiber); /* touches nothing of w after */
+		return;
+	}
 	atomic_store_explicit(&w->woken, 1, memory_order_release);
 	weft__futex_wake(&w->woken, 1);
 }

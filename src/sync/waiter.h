@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core/internal.h"
 #include "core/lock.h"
 
 typedef struct weft__waiter {
@@ -18,6 +19,7 @@ typedef struct weft__waiter {
 	_Atomic uint32_t woken; /* futex word: 0 parked, 1 unparked */
 	int result;             /* set by the waker before unpark */
 	void *data;             /* hand-off payload, primitive-specific */
+	void *fiber;            /* the parked fiber, or NULL for a kernel thread */
 } weft__waiter;
 
 static inline void weft__waiter_init(weft__waiter *w, void *data)
@@ -26,6 +28,7 @@ static inline void weft__waiter_init(weft__waiter *w, void *data)
 	atomic_store_explicit(&w->woken, 0, memory_order_relaxed);
 	w->result = 0;
 	w->data = data;
+	w->fiber = weft__tls.fiber;
 }
 
 /* Blocks until weft__waiter_unpark(w); then w->result and whatever the

@@ -1,0 +1,465 @@
+/* Model fibers: every task is a fiber on one worker thread (M:1).
+ *
+ * The worker runs a scheduler loop on its own stack. A task becomes a fiber
+ * the first time it is picked: it gets a pooled stack (the fiber record
+ * sits at the top of that stack, so a fiber costs no allocation) and runs
+ * until it returns, yields or parks; then the scheduler picks the next
+ * ready task by the policy. A million queued tasks cost no stacks.
+ *
+ * Ready work arrives three ways: posts from fibers of this worker go
+ * straight into the policy's queue (only the worker touches it); posts
+ * from other threads and wake-ups of parked fibers from other threads go
+ * through a lock-free inbox that the scheduler drains; timers (sleep,
+ * wait_fd timeouts) expire in the scheduler. With nothing ready, the
+ * worker sleeps in the poller until the next timer, an fd event, or an
+ * inbox push (which writes the poller's eventfd only while it sleeps).
+ *
+ * Parking is two-phase, so a wake-up can come from any thread at any time:
+ * the fiber marks itself PARKING and switches to the scheduler, which, on
+ * its own stack, commits PARKING -> PARKED. An unpark that finds PARKING
+ * turns it into WOKEN and the scheduler requeues the fiber instead; an
+ * unpark that finds PARKED makes it READY and queues its task. Either way
+ * the fiber never runs on two stacks and no wake-up is lost.
+ *
+ * Not yet here (issue 3): preemption, the random/psjf/mlfq policies, and
+ * parking in weft_wait/weft_group_wait (a fiber waiting for a task yields
+ * until it is done, which is correct but polls). */
+#include <limits.h>
+#include <sched.h>
+#include <time.h>
+
+#include "core/futex.h"
+#include "core/internal.h"
+#include "fiber/context.h"
+#include "fiber/stack.h"
+#include "io/poller.h"
+#include "io/timers.h"
+
+enum { RUNNING, READY, PARKING, PARKED, WOKEN, DONE };
+
+#define STACK_CACHE 1024 /* free stacks kept for reuse */
+
+typedef struct fiber {
+	weft__context ctx;
+	weft__stack *stack;
+	weft_task *task;
+	struct fibers *m;
+	_Atomic int state;
+	weft__timer timer; /* sleep, or a wait_fd timeout */
+	int wait_fd;       /* fd of a wait_fd in progress, or -1 */
+	int wait_result;   /* wait_fd: ready events, or WEFT_ETIMEDOUT */
+} fiber;
+
+typedef struct fibers {
+	weft_rt *rt;
+	pthread_t thread;
+
+	/* Worker only. */
+	weft__context sched;
+	weft__readyq ready;
+	weft__stack_pool stacks;
+	weft__timers timers;
+	weft__poller poller;
+	bool poller_ok;
+
+	/* Pushed by other threads (posts and wake-ups), drained by the worker. */
+	WEFT__ALIGNED _Atomic(weft_task *) inbox;
+	_Atomic int sleeping; /* the worker is in (or entering) the poller */
+
+	/* Posts from outside; see threads.c for why both counts. */
+	WEFT__ALIGNED _Atomic uint64_t external_posted;
+	_Atomic uint64_t external_refused, external_left;
+
+	/* Written by the worker only. */
+	WEFT__ALIGNED _Atomic uint64_t finished, posted_inside, cancelled, switches, sleeps;
+	_Atomic int stopping;
+
+	WEFT__ALIGNED _Atomic uint32_t all_seq;
+	_Atomic int all_waiters;
+} fibers;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static fiber *current(void)
+{
+	return weft__tls.fiber;
+}
+
+/* ------------------------------------------------------------ queues */
+
+static void push_inbox(fibers *m, weft_task *t)
+{
+	weft_task *head = atomic_load_explicit(&m->inbox, memory_order_relaxed);
+	do
+		t->next_ = head;
+	while (!atomic_compare_exchange_weak_explicit(&m->inbox, &head, t, memory_order_seq_cst,
+	                                              memory_order_relaxed));
+	if (atomic_load(&m->sleeping))
+		weft__poller_wake(&m->poller);
+}
+
+static void drain_inbox(fibers *m)
+{
+	weft_task *stack = atomic_exchange_explicit(&m->inbox, NULL, memory_order_acquire);
+	weft_task *in_order = NULL;
+	while (stack) { /* reverse: arrival order */
+		weft_task *next = stack->next_;
+		stack->next_ = in_order;
+		in_order = stack;
+		stack = next;
+	}
+	while (in_order) {
+		weft_task *next = in_order->next_;
+		weft__readyq_push(&m->ready, in_order);
+		in_order = next;
+	}
+}
+
+static bool on_worker(fibers *m)
+{
+	return weft__tls.rt == m->rt && weft__tls.index == 0;
+}
+
+/* Queues a task (new, or a fiber's to resume) from wherever the caller is. */
+static void make_ready(fibers *m, weft_task *t)
+{
+	if (on_worker(m))
+		weft__readyq_push(&m->ready, t);
+	else
+		push_inbox(m, t);
+}
+
+/* ------------------------------------------------------------ fibers */
+
+static void fiber_entry(void *arg)
+{
+	fiber *f = arg;
+	bool ran = weft__run_task(f->m->rt, f->task);
+	atomic_fetch_add_explicit(&f->m->cancelled, !ran, memory_order_relaxed);
+	atomic_store_explicit(&f->state, DONE, memory_order_relaxed);
+	weft__context_switch(NULL, &f->m->sched); /* never returns */
+}
+
+static fiber *fiber_new(fibers *m, weft_task *t)
+{
+	weft__stack *s = weft__stack_get(&m->stacks);
+	if (!s)
+		return NULL;
+	uintptr_t top = (uintptr_t)s->base + s->size;
+	fiber *f = (fiber *)((top - sizeof(fiber)) & ~(uintptr_t)63);
+	f->stack = s;
+	f->task = t;
+	f->m = m;
+	f->wait_fd = -1;
+	atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
+	size_t usable = ((uintptr_t)f - (uintptr_t)s->base) & ~(size_t)15;
+	weft__context_make(&f->ctx, s->base, usable, fiber_entry, f);
+	t->fiber_ = f;
+	return f;
+}
+
+static void fiber_free(fibers *m, fiber *f)
+{
+	weft__context_release(&f->ctx);
+	weft__stack_put(&m->stacks, f->stack);
+}
+
+/* Runs t (starting or resuming its fiber) until it yields, parks or ends. */
+static void run(fibers *m, weft_task *t)
+{
+	fiber *f = t->fiber_;
+	if (!f) {
+		if (atomic_load_explicit(&m->rt->cancelling, memory_order_relaxed)) {
+			weft__dequeued(m->rt, 1);
+			weft__run_task(m->rt, t); /* discards it without a stack */
+			atomic_fetch_add_explicit(&m->cancelled, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&m->finished, 1, memory_order_release);
+			return;
+		}
+		f = fiber_new(m, t);
+		if (!f) {
+			/* No stack now (the mapping limit, said on stderr): let
+			 * running fibers finish and free some, then retry. */
+			weft__readyq_push(&m->ready, t);
+			nanosleep(&(struct timespec){0, 1000000}, NULL);
+			return;
+		}
+		weft__dequeued(m->rt, 1);
+	}
+	atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
+	weft__tls.fiber = f;
+	weft__stack_set_current(f->stack, t);
+	atomic_fetch_add_explicit(&m->switches, 1, memory_order_relaxed);
+	weft__context_switch(&m->sched, &f->ctx);
+	weft__stack_set_current(NULL, NULL);
+	weft__tls.fiber = NULL;
+	weft__tls.task = NULL;
+
+	int s = atomic_load_explicit(&f->state, memory_order_acquire);
+	if (s == DONE) {
+		fiber_free(m, f);
+		atomic_fetch_add_explicit(&m->finished, 1, memory_order_release);
+	} else if (s == READY) {
+		weft__readyq_push(&m->ready, t); /* yielded */
+	} else if (s == PARKING) {
+		int parking = PARKING;
+		if (!atomic_compare_exchange_strong(&f->state, &parking, PARKED)) {
+			atomic_store(&f->state, READY); /* woken before it got here */
+			weft__readyq_push(&m->ready, t);
+		}
+	}
+}
+
+/* Switches from the running fiber to the scheduler; returns when the
+ * scheduler runs it again. */
+static void to_scheduler(fiber *f, int state)
+{
+	atomic_store_explicit(&f->state, state, memory_order_release);
+	weft_task *t = weft__tls.task;
+	weft__context_switch(&f->ctx, &f->m->sched);
+	weft__tls.task = t;
+}
+
+void weft__fiber_yield(void)
+{
+	to_scheduler(current(), READY);
+}
+
+void weft__fiber_park(void *fp)
+{
+	to_scheduler(fp, PARKING);
+}
+
+void weft__fiber_unpark(void *fp)
+{
+	fiber *f = fp;
+	fibers *m = f->m; /* read before the fiber can run and end */
+	weft_task *t = f->task;
+	int s = atomic_load(&f->state);
+	for (;;) {
+		if (s == PARKED) {
+			if (atomic_compare_exchange_weak(&f->state, &s, READY)) {
+				make_ready(m, t);
+				return;
+			}
+		} else if (s == PARKING) {
+			if (atomic_compare_exchange_weak(&f->state, &s, WOKEN))
+				return;
+		} else {
+			return; /* already woken */
+		}
+	}
+}
+
+void weft__fiber_sleep(int64_t ns)
+{
+	fiber *f = current();
+	weft__timers_add(&f->m->timers, &f->timer, now_ns() + ns);
+	weft__fiber_park(f);
+}
+
+int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
+{
+	fiber *f = current();
+	fibers *m = f->m;
+	if (weft__poller_arm(&m->poller, fd, events, f) != 0)
+		return WEFT_EINVAL;
+	f->wait_fd = fd;
+	f->wait_result = 0;
+	if (timeout_ns >= 0)
+		weft__timers_add(&m->timers, &f->timer, now_ns() + timeout_ns);
+	weft__fiber_park(f);
+	f->wait_fd = -1;
+	return f->wait_result;
+}
+
+static void fd_ready(void *token, short revents, void *ctx)
+{
+	fibers *m = ctx;
+	fiber *f = token;
+	weft__timers_remove(&m->timers, &f->timer);
+	f->wait_result = revents;
+	weft__fiber_unpark(f);
+}
+
+static void expire_timers(fibers *m)
+{
+	if (weft__timers_next(&m->timers) == INT64_MAX)
+		return;
+	int64_t now = now_ns();
+	weft__timer *tm;
+	while ((tm = weft__timers_pop_expired(&m->timers, now))) {
+		fiber *f = (fiber *)((char *)tm - offsetof(fiber, timer));
+		if (f->wait_fd >= 0) {
+			weft__poller_disarm(&m->poller, f->wait_fd);
+			f->wait_result = WEFT_ETIMEDOUT;
+		}
+		weft__fiber_unpark(f);
+	}
+}
+
+/* ------------------------------------------------------------ waiting */
+
+static bool quiescent(fibers *m)
+{
+	uint64_t finished = atomic_load(&m->finished) + atomic_load(&m->external_refused);
+	uint64_t posted = atomic_load(&m->posted_inside) + atomic_load(&m->external_posted);
+	return finished == posted;
+}
+
+static void notify_all_waiters(fibers *m)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&m->all_waiters, memory_order_relaxed) > 0 && quiescent(m)) {
+		atomic_fetch_add(&m->all_seq, 1);
+		weft__futex_wake(&m->all_seq, INT_MAX);
+	}
+}
+
+static void fibers_wait_all(weft_rt *rt)
+{
+	fibers *m = rt->model_state;
+	for (;;) {
+		uint32_t seq = atomic_load(&m->all_seq);
+		atomic_fetch_add(&m->all_waiters, 1);
+		if (quiescent(m)) {
+			atomic_fetch_sub(&m->all_waiters, 1);
+			return;
+		}
+		int64_t timeout = atomic_load(&rt->closing) ? 1000000 : -1;
+		weft__futex_wait(&m->all_seq, seq, timeout);
+		atomic_fetch_sub(&m->all_waiters, 1);
+	}
+}
+
+/* ------------------------------------------------------------ worker */
+
+static void *worker_main(void *arg)
+{
+	fibers *m = arg;
+	weft__tls.rt = m->rt;
+	weft__tls.index = 0;
+	weft__context_init_thread(&m->sched);
+	weft__stack_overflow_handler_install();
+	for (;;) {
+		drain_inbox(m);
+		expire_timers(m);
+		weft_task *t = weft__readyq_pop(&m->ready);
+		if (t) {
+			run(m, t);
+			continue;
+		}
+		notify_all_waiters(m);
+		if (atomic_load(&m->stopping) && quiescent(m))
+			break;
+		atomic_store(&m->sleeping, 1); /* seq_cst: pairs with push_inbox */
+		if (atomic_load(&m->inbox) == NULL) {
+			int64_t next = weft__timers_next(&m->timers);
+			int64_t timeout = next == INT64_MAX ? -1 : next - now_ns();
+			atomic_fetch_add_explicit(&m->sleeps, 1, memory_order_relaxed);
+			weft__poller_wait(&m->poller,
+			                  timeout < 0 && next != INT64_MAX ? 0 : timeout, fd_ready,
+			                  m);
+		}
+		atomic_store(&m->sleeping, 0);
+	}
+	weft__context_release(&m->sched);
+	weft__tls.rt = NULL;
+	weft__tls.index = -1;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ ops */
+
+static int fibers_submit(weft_rt *rt, weft_task *t, bool from_task)
+{
+	fibers *m = rt->model_state;
+	t->fiber_ = NULL;
+	if (from_task) {
+		atomic_store_explicit(&m->posted_inside, m->posted_inside + 1,
+		                      memory_order_relaxed);
+		weft__readyq_push(&m->ready, t);
+		return 0;
+	}
+	atomic_fetch_add(&m->external_posted, 1);
+	int rc = 0;
+	if (atomic_load(&rt->closing)) {
+		weft__dequeued(rt, 1);
+		atomic_fetch_add(&m->external_refused, 1);
+		rc = WEFT_ESHUTDOWN;
+	} else {
+		push_inbox(m, t);
+	}
+	atomic_fetch_add_explicit(&m->external_left, 1, memory_order_release);
+	return rc;
+}
+
+static void fibers_release(weft_rt *rt)
+{
+	fibers *m = rt->model_state;
+	weft__stack_pool_destroy(&m->stacks);
+	if (m->poller_ok)
+		weft__poller_destroy(&m->poller);
+	weft__free(m, sizeof(*m));
+	rt->model_state = NULL;
+}
+
+static int fibers_start(weft_rt *rt)
+{
+	fibers *m = weft__alloc(sizeof(*m));
+	if (!m)
+		return WEFT_ENOMEM;
+	m->rt = rt;
+	rt->model_state = m;
+	weft__readyq_init(&m->ready, rt->cfg.policy);
+	weft__timers_init(&m->timers);
+	int rc = weft__stack_pool_init(&m->stacks, rt->cfg.stack_size, STACK_CACHE);
+	if (rc == 0 && (rc = weft__poller_init(&m->poller)) == 0)
+		m->poller_ok = true;
+	if (rc == 0)
+		rc = weft__thread_create(&m->thread, worker_main, m);
+	if (rc) {
+		fibers_release(rt);
+		return rc;
+	}
+	return 0;
+}
+
+static void fibers_stop(weft_rt *rt)
+{
+	fibers *m = rt->model_state;
+	fibers_wait_all(rt);
+	while (atomic_load_explicit(&m->external_left, memory_order_acquire) !=
+	       atomic_load(&m->external_posted))
+		sched_yield();
+	atomic_store(&m->stopping, 1);
+	weft__poller_wake(&m->poller);
+	pthread_join(m->thread, NULL);
+}
+
+static void fibers_stats(weft_rt *rt, weft_stats *s)
+{
+	fibers *m = rt->model_state;
+	uint64_t finished = atomic_load(&m->finished);
+	uint64_t cancelled = atomic_load(&m->cancelled);
+	s->posted += atomic_load(&m->posted_inside) + atomic_load(&m->external_posted) -
+	             atomic_load(&m->external_refused);
+	s->run += finished - cancelled;
+	s->cancelled += cancelled;
+	s->sleeps += atomic_load(&m->sleeps);
+}
+
+const weft__model_ops weft__model_fibers = {
+        .name = "fibers",
+        .start = fibers_start,
+        .submit = fibers_submit,
+        .wait_all = fibers_wait_all,
+        .stop = fibers_stop,
+        .release = fibers_release,
+        .stats = fibers_stats,
+};
