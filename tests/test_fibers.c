@@ -1,0 +1,463 @@
+/* Model fibers (M:1): scheduling order, parking in every blocking call and
+ * primitive, wake-ups from other threads, many fibers alive at once. */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "harness.h"
+
+static weft_rt *create(weft_policy policy)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_FIBERS;
+	cfg.policy = policy;
+	cfg.stack_size = 32768;
+	return wt_create(&cfg);
+}
+
+static weft_task *tasks(int n)
+{
+	weft_task *t = calloc((size_t)n, sizeof(*t));
+	assert_non_null(t);
+	return t;
+}
+
+/* ------------------------------------------------------------ order */
+
+static int order[64], order_pos;
+
+static void yielder(void *arg)
+{
+	for (int i = 0; i < 3; i++) {
+		order[order_pos++] = (int)(intptr_t)arg;
+		WT_CHECK_RC(0, weft_yield());
+	}
+}
+
+static weft_task pair[2];
+
+/* Posting from inside a fiber queues at once, so both yielders are queued
+ * before either runs, whatever the timing of the test thread. */
+static void post_pair(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 2; i++) {
+		WT_CHECK_RC(0, weft_task_init(&pair[i], yielder, (void *)(intptr_t)i));
+		WT_CHECK_RC(0, weft_post(weft_rt_current(), &pair[i]));
+	}
+}
+
+static void yield_interleave(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	weft_config eff;
+	assert_rc(0, weft_rt_config(rt, &eff));
+	assert_int_equal(eff.workers, 1);
+	order_pos = 0;
+	weft_task root;
+	assert_rc(0, weft_task_init(&root, post_pair, NULL));
+	assert_rc(0, weft_post(rt, &root));
+	assert_rc(0, weft_wait_all(rt));
+	static const int want[] = {0, 1, 0, 1, 0, 1};
+	assert_int_equal(order_pos, 6);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(order[i], want[i]);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+enum { PRIO_N = 300 };
+static int64_t ran_prio[PRIO_N];
+static int ran_n;
+static weft_task prio_tasks[PRIO_N];
+
+static void record_prio(void *arg)
+{
+	ran_prio[ran_n++] = (int64_t)(intptr_t)arg;
+}
+
+static void post_children(void *arg)
+{
+	uint64_t *rng = arg;
+	for (int i = 0; i < PRIO_N; i++) {
+		int64_t p = (int64_t)wt_rand_below(rng, 90) - 10; /* buckets and heap */
+		WT_CHECK_RC(0, weft_task_init(&prio_tasks[i], record_prio, (void *)(intptr_t)p));
+		WT_CHECK_RC(0, weft_task_set_priority(&prio_tasks[i], p));
+		WT_CHECK_RC(0, weft_post(weft_rt_current(), &prio_tasks[i]));
+	}
+}
+
+static void priority_order(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_PRIORITY);
+	uint64_t rng = wt_seed();
+	ran_n = 0;
+	weft_task root;
+	assert_rc(0, weft_task_init(&root, post_children, &rng));
+	assert_rc(0, weft_post(rt, &root));
+	assert_rc(0, weft_wait_all(rt));
+	assert_int_equal(ran_n, PRIO_N);
+	for (int i = 1; i < PRIO_N; i++)
+		assert_true(ran_prio[i - 1] <= ran_prio[i]);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* ------------------------------------------------------------ exactly once */
+
+static _Atomic int *hits;
+static int nhits;
+
+static void hit(void *arg)
+{
+	atomic_fetch_add(&hits[(intptr_t)arg], 1);
+}
+
+static weft_task *child_tasks;
+
+static void hit_and_post(void *arg)
+{
+	intptr_t i = (intptr_t)arg;
+	atomic_fetch_add(&hits[i], 1);
+	WT_CHECK_RC(0, weft_task_init(&child_tasks[i], hit, (void *)(intptr_t)(nhits / 2 + i)));
+	WT_CHECK_RC(0, weft_post(weft_rt_current(), &child_tasks[i]));
+}
+
+struct poster {
+	weft_rt *rt;
+	weft_task *t;
+	int from, to;
+};
+
+static void *external_poster(void *arg)
+{
+	struct poster *p = arg;
+	for (int i = p->from; i < p->to; i++)
+		WT_CHECK_RC(0, weft_post(p->rt, &p->t[i]));
+	return NULL;
+}
+
+static void exactly_once(void)
+{
+	int n = WT_SANITIZER ? 20000 : 200000; /* half posted, half children */
+	nhits = n;
+	hits = calloc((size_t)n, sizeof(*hits));
+	weft_task *t = tasks(n / 2);
+	child_tasks = tasks(n / 2);
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	for (int i = 0; i < n / 2; i++)
+		assert_rc(0, weft_task_init(&t[i], hit_and_post, (void *)(intptr_t)i));
+	struct poster p[2] = {{rt, t, 0, n / 4}, {rt, t, n / 4, n / 2}};
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		wt_thread_start(&th[i], external_poster, &p[i]);
+	for (int i = 0; i < 2; i++)
+		wt_thread_join(th[i]);
+	assert_rc(0, weft_wait_all(rt));
+	for (int i = 0; i < n; i++)
+		if (atomic_load(&hits[i]) != 1)
+			fail_msg("task %d ran %d times", i, atomic_load(&hits[i]));
+	weft_stats s;
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_int_equal(s.run, (uint64_t)n);
+	assert_rc(0, weft_rt_destroy(rt));
+	free(t);
+	free(child_tasks);
+	free(hits);
+}
+
+/* ------------------------------------------------------------ parking */
+
+static _Atomic int progress;
+
+static void sleeper(void *arg)
+{
+	(void)arg;
+	WT_CHECK_RC(0, weft_sleep_ns(50 * 1000000));
+}
+
+static void spinner(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 10; i++) {
+		atomic_fetch_add(&progress, 1);
+		WT_CHECK_RC(0, weft_sleep_ns(1000000));
+	}
+}
+
+/* Ten fibers sleep 50 ms each on one worker: the sleeps overlap, and a
+ * fiber that is not sleeping keeps running meanwhile. */
+static void sleeps_overlap(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	weft_task t[11];
+	atomic_store(&progress, 0);
+	double t0 = wt_now();
+	for (int i = 0; i < 10; i++) {
+		assert_rc(0, weft_task_init(&t[i], sleeper, NULL));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_task_init(&t[10], spinner, NULL));
+	assert_rc(0, weft_post(rt, &t[10]));
+	assert_rc(0, weft_wait_all(rt));
+	double took = wt_now() - t0;
+	assert_true(took >= 0.050);
+	if (took > 0.45) /* 10 x 50 ms in a row would be 0.5 s */
+		fail_msg("ten 50 ms sleeps took %.3f s: they did not overlap", took);
+	assert_int_equal(atomic_load(&progress), 10);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+static int fds[2];
+static int read_result, timeout_result;
+
+static void fd_reader(void *arg)
+{
+	(void)arg;
+	read_result = weft_wait_fd(fds[0], POLLIN, 5LL * 1000000000);
+	timeout_result = weft_wait_fd(fds[0] == 0 ? 1 : fds[1] + 100, POLLIN, 1000000);
+}
+
+static void fd_writer(void *arg)
+{
+	(void)arg;
+	WT_CHECK_RC(0, weft_sleep_ns(10 * 1000000));
+	WT_CHECK(write(fds[1], "x", 1) == 1);
+}
+
+static void timeout_reader(void *arg)
+{
+	(void)arg;
+	double t0 = wt_now();
+	timeout_result = weft_wait_fd(fds[0], POLLIN, 30 * 1000000);
+	WT_CHECK(wt_now() - t0 >= 0.030);
+}
+
+static void wait_fd(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	assert_int_equal(pipe(fds), 0);
+	weft_task r, w;
+	assert_rc(0, weft_task_init(&r, timeout_reader, NULL));
+	assert_rc(0, weft_post(rt, &r));
+	assert_rc(0, weft_wait_all(rt));
+	assert_int_equal(timeout_result, WEFT_ETIMEDOUT);
+
+	assert_rc(0, weft_task_init(&r, fd_reader, NULL));
+	assert_rc(0, weft_task_init(&w, fd_writer, NULL));
+	assert_rc(0, weft_post(rt, &r));
+	assert_rc(0, weft_post(rt, &w));
+	assert_rc(0, weft_wait_all(rt));
+	assert_true(read_result > 0 && (read_result & POLLIN));
+	assert_int_equal(timeout_result, WEFT_EINVAL); /* not an open fd */
+	close(fds[0]);
+	close(fds[1]);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+enum { CHAN_ITEMS = 20000 };
+static weft_chan ch;
+static weft_mutex mu;
+static long chan_sum, locked_counter;
+
+static void chan_producer(void *arg)
+{
+	(void)arg;
+	for (long i = 1; i <= CHAN_ITEMS; i++)
+		WT_CHECK_RC(0, weft_chan_send(&ch, &i));
+	WT_CHECK_RC(0, weft_chan_close(&ch));
+}
+
+static void chan_consumer(void *arg)
+{
+	(void)arg;
+	long v;
+	int rc;
+	while ((rc = weft_chan_recv(&ch, &v)) == 0)
+		chan_sum += v;
+	WT_CHECK_RC(WEFT_ECLOSED, rc);
+}
+
+static void locked_yielder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 100; i++) {
+		WT_CHECK_RC(0, weft_mutex_lock(&mu));
+		long v = locked_counter;
+		WT_CHECK_RC(0, weft_yield()); /* others run and queue on the mutex */
+		locked_counter = v + 1;
+		WT_CHECK_RC(0, weft_mutex_unlock(&mu));
+	}
+}
+
+static void primitives(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	assert_rc(0, weft_chan_init(&ch, sizeof(long), 0, NULL));
+	assert_rc(0, weft_mutex_init(&mu));
+	chan_sum = locked_counter = 0;
+	weft_task t[6];
+	assert_rc(0, weft_task_init(&t[0], chan_consumer, NULL));
+	assert_rc(0, weft_task_init(&t[1], chan_producer, NULL));
+	for (int i = 2; i < 6; i++)
+		assert_rc(0, weft_task_init(&t[i], locked_yielder, NULL));
+	for (int i = 0; i < 6; i++)
+		assert_rc(0, weft_post(rt, &t[i]));
+	assert_rc(0, weft_wait_all(rt));
+	assert_int_equal(chan_sum, (long)CHAN_ITEMS * (CHAN_ITEMS + 1) / 2);
+	assert_int_equal(locked_counter, 400);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* Fibers park on a semaphore; a plain thread wakes them. */
+static weft_sem sem;
+static _Atomic int woke;
+
+static void sem_waiter(void *arg)
+{
+	(void)arg;
+	WT_CHECK_RC(0, weft_sem_wait(&sem));
+	atomic_fetch_add(&woke, 1);
+}
+
+static void many_parked(void)
+{
+	int n = WT_SANITIZER ? 2000 : 20000;
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	assert_rc(0, weft_sem_init(&sem, 0));
+	atomic_store(&woke, 0);
+	weft_task *t = tasks(n);
+	for (int i = 0; i < n; i++) {
+		assert_rc(0, weft_task_init(&t[i], sem_waiter, NULL));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	wt_sleep_ms(50);
+	assert_int_equal(atomic_load(&woke), 0);
+	for (int i = 0; i < n; i++)
+		assert_rc(0, weft_sem_post(&sem));
+	assert_rc(0, weft_wait_all(rt));
+	assert_int_equal(atomic_load(&woke), n);
+	assert_rc(0, weft_rt_destroy(rt));
+	free(t);
+}
+
+/* A fiber waits for a task it posted, and for a group. */
+static void child(void *arg)
+{
+	WT_CHECK_RC(0, weft_sleep_ns(1000000));
+	*(int *)arg = 1;
+}
+
+static void parent(void *arg)
+{
+	(void)arg;
+	int done = 0, gdone = 0;
+	weft_task c, g1;
+	weft_group g;
+	WT_CHECK_RC(0, weft_task_init(&c, child, &done));
+	WT_CHECK_RC(0, weft_post(weft_rt_current(), &c));
+	WT_CHECK_RC(0, weft_wait(&c));
+	WT_CHECK(done == 1);
+	WT_CHECK_RC(0, weft_group_init(&g));
+	WT_CHECK_RC(0, weft_task_init(&g1, child, &gdone));
+	WT_CHECK_RC(0, weft_post_in(weft_rt_current(), &g, &g1));
+	WT_CHECK_RC(0, weft_group_wait(&g));
+	WT_CHECK(gdone == 1);
+	WT_CHECK_RC(WEFT_EDEADLK, weft_wait_all(weft_rt_current()));
+}
+
+static void wait_inside(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_PRIORITY);
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, parent, NULL));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* Cancel: tasks that never started are discarded without a stack. A task
+ * that never yields holds the only worker while they queue up. */
+static _Atomic int hog_release, hog_running;
+
+static void hog(void *arg)
+{
+	(void)arg;
+	atomic_store(&hog_running, 1);
+	while (!atomic_load(&hog_release))
+		;
+}
+
+static void add_one(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+struct destroyer {
+	weft_rt *rt;
+	size_t discarded;
+	int rc;
+};
+
+static void *destroy_thread(void *arg)
+{
+	struct destroyer *d = arg;
+	d->rc = weft_rt_destroy_ex(d->rt, WEFT_DESTROY_CANCEL, &d->discarded);
+	return NULL;
+}
+
+static bool rt_cancelling(void *arg)
+{
+	return atomic_load(&((weft_rt *)arg)->cancelling) != 0;
+}
+
+static void destroy_cancel(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	atomic_store(&hog_release, 0);
+	atomic_store(&hog_running, 0);
+	weft_task h, t[50];
+	int counter = 0;
+	assert_rc(0, weft_task_init(&h, hog, NULL));
+	assert_rc(0, weft_post(rt, &h));
+	for (int i = 0; i < 50; i++) {
+		assert_rc(0, weft_task_init(&t[i], add_one, &counter));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	while (!atomic_load(&hog_running)) /* else destroy could cancel the hog too */
+		wt_sleep_ms(1);
+	struct destroyer d = {.rt = rt};
+	pthread_t th;
+	wt_thread_start(&th, destroy_thread, &d);
+	if (!wt_poll(rt_cancelling, rt))
+		fail_msg("destroy did not start");
+	atomic_store(&hog_release, 1);
+	wt_thread_join(th);
+	assert_rc(0, d.rc);
+	assert_int_equal(d.discarded, 50);
+	assert_int_equal(counter, 0);
+	for (int i = 0; i < 50; i++)
+		assert_rc(WEFT_ECANCELED, weft_wait(&t[i]));
+}
+
+static void env_stack_size(void)
+{
+	setenv("WEFT_STACK_SIZE", "12", 1);
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_FIBERS;
+	weft_rt *rt = NULL;
+	wt_capture_begin();
+	int rc = weft_rt_create(&rt, &cfg);
+	const char *err = wt_capture_end();
+	unsetenv("WEFT_STACK_SIZE");
+	assert_rc(WEFT_EINVAL, rc);
+	assert_non_null(strstr(err, "WEFT_STACK_SIZE"));
+	cfg.stack_size = 100; /* below the minimum */
+	assert_rc(WEFT_EINVAL, weft_rt_create(&rt, &cfg));
+}
+
+WT_CASES(WT_CASE(yield_interleave), WT_CASE(priority_order), WT_CASE(exactly_once),
+         WT_CASE(sleeps_overlap), WT_CASE(wait_fd), WT_CASE(primitives), WT_CASE(many_parked),
+         WT_CASE(wait_inside), WT_CASE(destroy_cancel), WT_CASE(env_stack_size));
