@@ -11,6 +11,11 @@
  *                is not timed here.
  *   pthread      pthread_create + pthread_join of a thread that returns at
  *                once; ns per thread
+ *   task-yield   two tasks on the fibers model calling weft_yield in turn:
+ *                ns per weft_yield (through the scheduler and the policy)
+ *   task-run     a task posts N empty tasks on the fibers model; ns from the
+ *                first post until the last has ended (each gets a pooled
+ *                stack, a context, runs, and gives the stack back)
  *
  * Repetitions are interleaved (rep 1 of every configuration, then rep 2,
  * ...) with the starting configuration rotating, so drifts of the machine
@@ -34,6 +39,7 @@
 #include <ucontext.h>
 
 #include "fiber/context.h"
+#include <weft/weft.h>
 
 #define PROG         "fiber_switch"
 #define DEFAULT_REPS 7
@@ -41,20 +47,25 @@
 #define MAX_REPS     101
 #define STACK_SIZE   (64 * 1024)
 
-enum cfg_id { CFG_YIELD, CFG_SWAPCONTEXT, CFG_CREATE, CFG_PTHREAD, CFG_COUNT };
+enum cfg_id {
+	CFG_YIELD,
+	CFG_SWAPCONTEXT,
+	CFG_CREATE,
+	CFG_PTHREAD,
+	CFG_TASK_YIELD,
+	CFG_TASK_RUN,
+	CFG_COUNT
+};
 
 static const char *const cfg_names[CFG_COUNT] = {
-        [CFG_YIELD] = "yield",
-        [CFG_SWAPCONTEXT] = "swapcontext",
-        [CFG_CREATE] = "create",
-        [CFG_PTHREAD] = "pthread",
+        [CFG_YIELD] = "yield",     [CFG_SWAPCONTEXT] = "swapcontext", [CFG_CREATE] = "create",
+        [CFG_PTHREAD] = "pthread", [CFG_TASK_YIELD] = "task-yield",   [CFG_TASK_RUN] = "task-run",
 };
 
 static const char *const cfg_units[CFG_COUNT] = {
-        [CFG_YIELD] = "ns/switch",
-        [CFG_SWAPCONTEXT] = "ns/switch",
-        [CFG_CREATE] = "ns/create+run+join",
-        [CFG_PTHREAD] = "ns/create+join",
+        [CFG_YIELD] = "ns/switch",           [CFG_SWAPCONTEXT] = "ns/switch",
+        [CFG_CREATE] = "ns/create+run+join", [CFG_PTHREAD] = "ns/create+join",
+        [CFG_TASK_YIELD] = "ns/weft_yield",  [CFG_TASK_RUN] = "ns/post+run+end",
 };
 
 static double now_ns(void)
@@ -238,6 +249,89 @@ typedef struct summary {
 	double median, min, max;
 } summary;
 
+/* ---- the fibers model: what applications see ---------------------------- */
+
+static weft_rt *fibers_rt(void)
+{
+	weft_config cfg;
+	weft_rt *rt;
+	weft_config_init(&cfg);
+	cfg.model = WEFT_MODEL_FIBERS;
+	cfg.policy = WEFT_POLICY_FIFO;
+	cfg.stack_size = 16384;
+	if (weft_rt_create(&rt, &cfg) != 0) {
+		fprintf(stderr, PROG ": cannot create a fibers runtime\n");
+		exit(1);
+	}
+	return rt;
+}
+
+static long ty_n;
+static double ty_t0, ty_t1;
+
+/* Two tasks yield to each other; the first to start takes the start time,
+ * the last to finish the end time. */
+static void ty_task(void *arg)
+{
+	(void)arg;
+	if (ty_t0 == 0)
+		ty_t0 = now_ns();
+	for (long i = 0; i < ty_n; i++)
+		weft_yield();
+	ty_t1 = now_ns();
+}
+
+static double run_task_yield(long n)
+{
+	weft_rt *rt = fibers_rt();
+	weft_task t[2];
+	ty_n = n;
+	ty_t0 = 0;
+	for (int i = 0; i < 2; i++) {
+		weft_task_init(&t[i], ty_task, NULL);
+		weft_post(rt, &t[i]);
+	}
+	weft_wait_all(rt);
+	weft_rt_destroy(rt);
+	return (ty_t1 - ty_t0) / (double)(2 * n);
+}
+
+static void tr_empty(void *arg)
+{
+	(void)arg;
+}
+
+static weft_task *tr_tasks;
+
+/* One task posts n empty tasks and they all run to their end: a fiber each
+ * (stack from the pool, context, run, stack back), as the scheduler sees it. */
+static void tr_root(void *arg)
+{
+	long n = *(long *)arg;
+	weft_rt *rt = weft_rt_current();
+	ty_t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		weft_task_init(&tr_tasks[i], tr_empty, NULL);
+		weft_post(rt, &tr_tasks[i]);
+	}
+}
+
+static double run_task_run(long n)
+{
+	weft_rt *rt = fibers_rt();
+	weft_task root;
+	tr_tasks = calloc((size_t)n, sizeof(*tr_tasks));
+	if (!tr_tasks)
+		exit(1);
+	weft_task_init(&root, tr_root, &n);
+	weft_post(rt, &root);
+	weft_wait_all(rt);
+	double t1 = now_ns();
+	weft_rt_destroy(rt);
+	free(tr_tasks);
+	return (t1 - ty_t0) / (double)n;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -267,10 +361,8 @@ static long parse_count(const char *opt, const char *val)
 int main(int argc, char **argv)
 {
 	long counts[CFG_COUNT] = {
-	        [CFG_YIELD] = 10000000,
-	        [CFG_SWAPCONTEXT] = 500000,
-	        [CFG_CREATE] = 2000000,
-	        [CFG_PTHREAD] = 5000,
+	        [CFG_YIELD] = 10000000, [CFG_SWAPCONTEXT] = 500000, [CFG_CREATE] = 2000000,
+	        [CFG_PTHREAD] = 5000,   [CFG_TASK_YIELD] = 2000000, [CFG_TASK_RUN] = 1000000,
 	};
 	int reps = DEFAULT_REPS, csv = 0;
 	for (int i = 1; i < argc; i++) {
@@ -283,13 +375,18 @@ int main(int argc, char **argv)
 			counts[CFG_CREATE] = parse_count(a, v), i++;
 		else if (strcmp(a, "--threads") == 0)
 			counts[CFG_PTHREAD] = parse_count(a, v), i++;
+		else if (strcmp(a, "--task-yields") == 0)
+			counts[CFG_TASK_YIELD] = parse_count(a, v), i++;
+		else if (strcmp(a, "--tasks") == 0)
+			counts[CFG_TASK_RUN] = parse_count(a, v), i++;
 		else if (strcmp(a, "--reps") == 0)
 			reps = (int)parse_count(a, v), i++;
 		else if (strcmp(a, "--csv") == 0)
 			csv = 1;
 		else {
 			fprintf(stderr, "usage: " PROG " [--switches N] [--swaps N] [--creates N] "
-			                "[--threads N] [--reps R] [--csv]\n");
+			                "[--threads N] [--task-yields N] [--tasks N] [--reps R] "
+			                "[--csv]\n");
 			return 2;
 		}
 	}
@@ -305,10 +402,9 @@ int main(int argc, char **argv)
 	stack_a = stack_map();
 	stack_b = stack_map();
 	double (*const run[CFG_COUNT])(long) = {
-	        [CFG_YIELD] = run_yield,
-	        [CFG_SWAPCONTEXT] = run_swapcontext,
-	        [CFG_CREATE] = run_create,
-	        [CFG_PTHREAD] = run_pthread,
+	        [CFG_YIELD] = run_yield,           [CFG_SWAPCONTEXT] = run_swapcontext,
+	        [CFG_CREATE] = run_create,         [CFG_PTHREAD] = run_pthread,
+	        [CFG_TASK_YIELD] = run_task_yield, [CFG_TASK_RUN] = run_task_run,
 	};
 	double ns[CFG_COUNT][MAX_REPS];
 	for (int r = 0; r < reps; r++)

@@ -78,6 +78,13 @@ typedef struct fibers {
 	_Atomic int all_waiters;
 } fibers;
 
+/* Counters written by the worker only: a plain increment, no locked RMW. */
+static void bump(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+	                      memory_order_relaxed);
+}
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -105,6 +112,8 @@ static void push_inbox(fibers *m, weft_task *t)
 
 static void drain_inbox(fibers *m)
 {
+	if (!atomic_load_explicit(&m->inbox, memory_order_relaxed))
+		return; /* the common case: no read-modify-write on the shared line */
 	weft_task *stack = atomic_exchange_explicit(&m->inbox, NULL, memory_order_acquire);
 	weft_task *in_order = NULL;
 	while (stack) { /* reverse: arrival order */
@@ -140,7 +149,7 @@ static void fiber_entry(void *arg)
 {
 	fiber *f = arg;
 	bool ran = weft__run_task(f->m->rt, f->task);
-	atomic_fetch_add_explicit(&f->m->cancelled, !ran, memory_order_relaxed);
+	bump(&f->m->cancelled, !ran);
 	atomic_store_explicit(&f->state, DONE, memory_order_relaxed);
 	weft__context_switch(NULL, &f->m->sched); /* never returns */
 }
@@ -177,8 +186,8 @@ static void run(fibers *m, weft_task *t)
 		if (atomic_load_explicit(&m->rt->cancelling, memory_order_relaxed)) {
 			weft__dequeued(m->rt, 1);
 			weft__run_task(m->rt, t); /* discards it without a stack */
-			atomic_fetch_add_explicit(&m->cancelled, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&m->finished, 1, memory_order_release);
+			bump(&m->cancelled, 1);
+			atomic_store_explicit(&m->finished, m->finished + 1, memory_order_release);
 			return;
 		}
 		f = fiber_new(m, t);
@@ -194,7 +203,7 @@ static void run(fibers *m, weft_task *t)
 	atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
 	weft__tls.fiber = f;
 	weft__stack_set_current(f->stack, t);
-	atomic_fetch_add_explicit(&m->switches, 1, memory_order_relaxed);
+	bump(&m->switches, 1);
 	weft__context_switch(&m->sched, &f->ctx);
 	weft__stack_set_current(NULL, NULL);
 	weft__tls.fiber = NULL;
@@ -203,7 +212,7 @@ static void run(fibers *m, weft_task *t)
 	int s = atomic_load_explicit(&f->state, memory_order_acquire);
 	if (s == DONE) {
 		fiber_free(m, f);
-		atomic_fetch_add_explicit(&m->finished, 1, memory_order_release);
+		atomic_store_explicit(&m->finished, m->finished + 1, memory_order_release);
 	} else if (s == READY) {
 		weft__readyq_push(&m->ready, t); /* yielded */
 	} else if (s == PARKING) {
@@ -361,7 +370,7 @@ static void *worker_main(void *arg)
 		if (atomic_load(&m->inbox) == NULL) {
 			int64_t next = weft__timers_next(&m->timers);
 			int64_t timeout = next == INT64_MAX ? -1 : next - now_ns();
-			atomic_fetch_add_explicit(&m->sleeps, 1, memory_order_relaxed);
+			bump(&m->sleeps, 1);
 			weft__poller_wait(&m->poller,
 			                  timeout < 0 && next != INT64_MAX ? 0 : timeout, fd_ready,
 			                  m);
