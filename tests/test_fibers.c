@@ -68,6 +68,45 @@ static void yield_interleave(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+/* Under priority a yield lets only tasks as urgent as the caller run. */
+static int urgent_log[8], urgent_n;
+static weft_task urgent_later, urgent_peer;
+
+static void log_mark(void *arg)
+{
+	urgent_log[urgent_n++] = (int)(intptr_t)arg;
+}
+
+static void urgent_yielder(void *arg)
+{
+	(void)arg;
+	weft_rt *rt = weft_rt_current();
+	WT_CHECK_RC(0, weft_task_init(&urgent_later, log_mark, (void *)(intptr_t)2));
+	WT_CHECK_RC(0, weft_task_set_priority(&urgent_later, 5));
+	WT_CHECK_RC(0, weft_post(rt, &urgent_later));
+	WT_CHECK_RC(0, weft_task_init(&urgent_peer, log_mark, (void *)(intptr_t)1));
+	WT_CHECK_RC(0, weft_post(rt, &urgent_peer)); /* priority 0, as the caller */
+	WT_CHECK_RC(0, weft_yield());                /* the peer runs, later waits */
+	urgent_log[urgent_n++] = 0;
+	WT_CHECK_RC(0, weft_yield()); /* only later is queued, less urgent: no switch */
+	urgent_log[urgent_n++] = 3;
+}
+
+static void yield_respects_priority(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_PRIORITY);
+	urgent_n = 0;
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, urgent_yielder, NULL));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait_all(rt));
+	static const int want[] = {1, 0, 3, 2};
+	assert_int_equal(urgent_n, 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(urgent_log[i], want[i]);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 enum { PRIO_N = 300 };
 static int64_t ran_prio[PRIO_N];
 static int ran_n;
@@ -458,6 +497,7 @@ static void env_stack_size(void)
 	assert_rc(WEFT_EINVAL, weft_rt_create(&rt, &cfg));
 }
 
-WT_CASES(WT_CASE(yield_interleave), WT_CASE(priority_order), WT_CASE(exactly_once),
-         WT_CASE(sleeps_overlap), WT_CASE(wait_fd), WT_CASE(primitives), WT_CASE(many_parked),
-         WT_CASE(wait_inside), WT_CASE(destroy_cancel), WT_CASE(env_stack_size));
+WT_CASES(WT_CASE(yield_interleave), WT_CASE(yield_respects_priority), WT_CASE(priority_order),
+         WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd), WT_CASE(primitives),
+         WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(destroy_cancel),
+         WT_CASE(env_stack_size));
