@@ -28,7 +28,7 @@
 #include <sched.h>
 #include <time.h>
 
-#include "core/futex.h"
+#include "core/completion.h"
 #include "core/internal.h"
 #include "fiber/context.h"
 #include "fiber/stack.h"
@@ -67,16 +67,11 @@ typedef struct fibers {
 	WEFT__ALIGNED _Atomic(weft_task *) inbox;
 	_Atomic int sleeping; /* the worker is in (or entering) the poller */
 
-	/* Posts from outside; see threads.c for why both counts. */
-	WEFT__ALIGNED _Atomic uint64_t external_posted;
-	_Atomic uint64_t external_refused, external_left;
+	weft__completion done; /* external posts, wait_all sleepers */
 
 	/* Written by the worker only. */
 	WEFT__ALIGNED _Atomic uint64_t finished, posted_inside, cancelled, switches, sleeps;
 	_Atomic int stopping;
-
-	WEFT__ALIGNED _Atomic uint32_t all_seq;
-	_Atomic int all_waiters;
 } fibers;
 
 /* Counters written by the worker only: a plain increment, no locked RMW. */
@@ -356,36 +351,22 @@ static void expire_timers(fibers *m)
 
 /* ------------------------------------------------------------ waiting */
 
-static bool quiescent(fibers *m)
+static uint64_t sum_finished(void *state)
 {
-	uint64_t finished = atomic_load(&m->finished) + atomic_load(&m->external_refused);
-	uint64_t posted = atomic_load(&m->posted_inside) + atomic_load(&m->external_posted);
-	return finished == posted;
+	return atomic_load(&((fibers *)state)->finished);
 }
 
-static void notify_all_waiters(fibers *m)
+static uint64_t sum_posted(void *state)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&m->all_waiters, memory_order_relaxed) > 0 && quiescent(m)) {
-		atomic_fetch_add(&m->all_seq, 1);
-		weft__futex_wake(&m->all_seq, INT_MAX);
-	}
+	return atomic_load(&((fibers *)state)->posted_inside);
 }
+
+static const weft__worker_sums sums = {sum_finished, sum_posted};
 
 static void fibers_wait_all(weft_rt *rt)
 {
 	fibers *m = rt->model_state;
-	for (;;) {
-		uint32_t seq = atomic_load(&m->all_seq);
-		atomic_fetch_add(&m->all_waiters, 1);
-		if (quiescent(m)) {
-			atomic_fetch_sub(&m->all_waiters, 1);
-			return;
-		}
-		int64_t timeout = atomic_load(&rt->closing) ? 1000000 : -1;
-		weft__futex_wait(&m->all_seq, seq, timeout);
-		atomic_fetch_sub(&m->all_waiters, 1);
-	}
+	weft__wait_quiescent(&m->done, rt, &sums, m);
 }
 
 /* ------------------------------------------------------------ worker */
@@ -405,8 +386,8 @@ static void *worker_main(void *arg)
 			run(m, t);
 			continue;
 		}
-		notify_all_waiters(m);
-		if (atomic_load(&m->stopping) && quiescent(m))
+		weft__notify_quiescent(&m->done, &sums, m);
+		if (atomic_load(&m->stopping) && weft__quiescent(&m->done, &sums, m))
 			break;
 		atomic_store(&m->sleeping, 1); /* seq_cst: pairs with push_inbox */
 		if (atomic_load(&m->inbox) == NULL) {
@@ -427,6 +408,11 @@ static void *worker_main(void *arg)
 
 /* ------------------------------------------------------------ ops */
 
+static void push_task(void *state, weft_task *t)
+{
+	push_inbox(state, t);
+}
+
 static int fibers_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	fibers *m = rt->model_state;
@@ -437,17 +423,7 @@ static int fibers_submit(weft_rt *rt, weft_task *t, bool from_task)
 		weft__readyq_push(&m->ready, t);
 		return 0;
 	}
-	atomic_fetch_add(&m->external_posted, 1);
-	int rc = 0;
-	if (atomic_load(&rt->closing)) {
-		weft__dequeued(rt, 1);
-		atomic_fetch_add(&m->external_refused, 1);
-		rc = WEFT_ESHUTDOWN;
-	} else {
-		push_inbox(m, t);
-	}
-	atomic_fetch_add_explicit(&m->external_left, 1, memory_order_release);
-	return rc;
+	return weft__external_post(&m->done, rt, t, push_task, m);
 }
 
 static void fibers_release(weft_rt *rt)
@@ -485,9 +461,7 @@ static void fibers_stop(weft_rt *rt)
 {
 	fibers *m = rt->model_state;
 	fibers_wait_all(rt);
-	while (atomic_load_explicit(&m->external_left, memory_order_acquire) !=
-	       atomic_load(&m->external_posted))
-		sched_yield();
+	weft__external_drain(&m->done);
 	atomic_store(&m->stopping, 1);
 	weft__poller_wake(&m->poller);
 	pthread_join(m->thread, NULL);
@@ -498,8 +472,8 @@ static void fibers_stats(weft_rt *rt, weft_stats *s)
 	fibers *m = rt->model_state;
 	uint64_t finished = atomic_load(&m->finished);
 	uint64_t cancelled = atomic_load(&m->cancelled);
-	s->posted += atomic_load(&m->posted_inside) + atomic_load(&m->external_posted) -
-	             atomic_load(&m->external_refused);
+	s->posted += atomic_load(&m->posted_inside) + atomic_load(&m->done.external_posted) -
+	             atomic_load(&m->done.external_refused);
 	s->run += finished - cancelled;
 	s->cancelled += cancelled;
 	s->sleeps += atomic_load(&m->sleeps);

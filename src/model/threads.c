@@ -51,6 +51,7 @@
 #include <sched.h>
 #include <stdio.h>
 
+#include "core/completion.h"
 #include "core/futex.h"
 #include "core/internal.h"
 #include "core/lock.h"
@@ -98,12 +99,7 @@ typedef struct threads {
 	/* Written by posters and emptied by workers. */
 	WEFT__ALIGNED _Atomic(weft_task *) inbox;
 
-	/* Written only by posters from outside the workers: a line of their
-	 * own, so counting a post does not pull the inbox line away from a
-	 * worker or the other way round. */
-	WEFT__ALIGNED _Atomic uint64_t external_posted;
-	_Atomic uint64_t external_refused; /* posted, then found the runtime closing */
-	_Atomic uint64_t external_left;    /* external posts that returned */
+	weft__completion done; /* external posts, wait_all sleepers */
 
 	/* The ready queue, under lock. ready_len mirrors ready.len for lock-free
 	 * "is there work?" checks. */
@@ -118,10 +114,6 @@ typedef struct threads {
 	worker *idle_list;
 	_Atomic int stopping;
 	_Atomic uint64_t wakeups;
-
-	/* wait_all sleepers. */
-	WEFT__ALIGNED _Atomic uint32_t all_seq;
-	_Atomic int all_waiters;
 
 	worker workers[];
 } threads;
@@ -336,44 +328,30 @@ static void wake_if_needed(threads *m)
 		wake_one(m);
 }
 
-static bool quiescent(threads *m)
+static uint64_t sum_finished(void *state)
 {
-	uint64_t finished = 0, posted = 0;
+	threads *m = state;
+	uint64_t n = 0;
 	for (int i = 0; i < m->nworkers; i++)
-		finished += atomic_load(&m->workers[i].finished);
-	finished += atomic_load(&m->external_refused);
-	for (int i = 0; i < m->nworkers; i++)
-		posted += atomic_load(&m->workers[i].posted);
-	posted += atomic_load(&m->external_posted);
-	return finished == posted;
+		n += atomic_load(&m->workers[i].finished);
+	return n;
 }
 
-static void notify_all_waiters(threads *m)
+static uint64_t sum_posted(void *state)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&m->all_waiters, memory_order_relaxed) > 0 && quiescent(m)) {
-		atomic_fetch_add(&m->all_seq, 1);
-		weft__futex_wake(&m->all_seq, INT_MAX);
-	}
+	threads *m = state;
+	uint64_t n = 0;
+	for (int i = 0; i < m->nworkers; i++)
+		n += atomic_load(&m->workers[i].posted);
+	return n;
 }
+
+static const weft__worker_sums sums = {sum_finished, sum_posted};
 
 static void threads_wait_all(weft_rt *rt)
 {
 	threads *m = rt->model_state;
-	for (;;) {
-		uint32_t seq = atomic_load(&m->all_seq);
-		atomic_fetch_add(&m->all_waiters, 1);
-		if (quiescent(m)) {
-			atomic_fetch_sub(&m->all_waiters, 1);
-			return;
-		}
-		/* While closing, a refused poster bumps external_refused without
-		 * waking anyone (it must not touch the runtime afterwards), so
-		 * poll rather than rely on a wake-up. */
-		int64_t timeout = atomic_load(&rt->closing) ? 1000000 : -1;
-		weft__futex_wait(&m->all_seq, seq, timeout);
-		atomic_fetch_sub(&m->all_waiters, 1);
-	}
+	weft__wait_quiescent(&m->done, rt, &sums, m);
 }
 
 /* Puts w on the idle list and sleeps until woken. Returns false if, after
@@ -436,7 +414,7 @@ static void *worker_main(void *arg)
 			continue;
 		}
 
-		notify_all_waiters(m);
+		weft__notify_quiescent(&m->done, &sums, m);
 		/* Poll quietly before sleeping: no shared writes, and reads of
 		 * the shared lines only now and then, since each one makes the
 		 * next post (or the victim's next take) pay to take the line
@@ -476,34 +454,22 @@ static void push_inbox(threads *m, weft_task *t)
 	                                              memory_order_relaxed));
 }
 
-/* An external poster must not touch the runtime once destroy may free it.
- * Destroy waits for external_left to catch up with external_posted, so the
- * increment of external_left is each external post's last touch. */
+static void push_and_wake(void *state, weft_task *t)
+{
+	threads *m = state;
+	push_inbox(m, t);
+	wake_if_needed(m);
+}
+
 static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	threads *m = rt->model_state;
-	if (from_task) {
-		worker *w = &m->workers[weft__tls.index];
-		atomic_store_explicit(&w->posted, w->posted + 1, memory_order_relaxed);
-		push_inbox(m, t);
-		wake_if_needed(m);
-		return 0;
-	}
-	/* Count first, then look at closing: a destroyer sets closing and then
-	 * waits for quiescence, so either it counts this post and waits for the
-	 * task, or this poster sees closing and refuses. */
-	atomic_fetch_add(&m->external_posted, 1);
-	int rc = 0;
-	if (atomic_load(&rt->closing)) {
-		weft__dequeued(rt, 1);
-		atomic_fetch_add(&m->external_refused, 1);
-		rc = WEFT_ESHUTDOWN;
-	} else {
-		push_inbox(m, t);
-		wake_if_needed(m);
-	}
-	atomic_fetch_add_explicit(&m->external_left, 1, memory_order_release);
-	return rc;
+	if (!from_task)
+		return weft__external_post(&m->done, rt, t, push_and_wake, m);
+	worker *w = &m->workers[weft__tls.index];
+	atomic_store_explicit(&w->posted, w->posted + 1, memory_order_relaxed);
+	push_and_wake(m, t);
+	return 0;
 }
 
 static void stop_workers(threads *m, int started)
@@ -558,9 +524,7 @@ static void threads_stop(weft_rt *rt)
 {
 	threads *m = rt->model_state;
 	threads_wait_all(rt);
-	while (atomic_load_explicit(&m->external_left, memory_order_acquire) !=
-	       atomic_load(&m->external_posted))
-		sched_yield();
+	weft__external_drain(&m->done);
 	stop_workers(m, m->nworkers);
 }
 
@@ -575,7 +539,7 @@ static void threads_stats(weft_rt *rt, weft_stats *s)
 		s->cancelled += atomic_load(&w->cancelled);
 		s->sleeps += atomic_load(&w->sleeps);
 	}
-	s->posted += atomic_load(&m->external_posted) - atomic_load(&m->external_refused);
+	s->posted += atomic_load(&m->done.external_posted) - atomic_load(&m->done.external_refused);
 	s->run += finished - s->cancelled;
 	s->wakeups += atomic_load(&m->wakeups);
 }

@@ -1,0 +1,67 @@
+/* Quiescence and external posts, shared by the models (completion.h). */
+#include <limits.h>
+#include <sched.h>
+
+#include "core/completion.h"
+#include "core/futex.h"
+
+bool weft__quiescent(weft__completion *c, const weft__worker_sums *s, void *state)
+{
+	uint64_t finished = s->finished(state) + atomic_load(&c->external_refused);
+	uint64_t posted = s->posted(state) + atomic_load(&c->external_posted);
+	return finished == posted;
+}
+
+int weft__external_post(weft__completion *c, weft_rt *rt, weft_task *t,
+                        void (*push)(void *state, weft_task *t), void *state)
+{
+	/* Count first, then look at closing: a destroyer sets closing and then
+	 * waits for quiescence, so either it counts this post and waits for
+	 * the task, or this poster sees closing and refuses. */
+	atomic_fetch_add(&c->external_posted, 1);
+	int rc = 0;
+	if (atomic_load(&rt->closing)) {
+		weft__dequeued(rt, 1);
+		atomic_fetch_add(&c->external_refused, 1);
+		rc = WEFT_ESHUTDOWN;
+	} else {
+		push(state, t);
+	}
+	atomic_fetch_add_explicit(&c->external_left, 1, memory_order_release);
+	return rc;
+}
+
+void weft__external_drain(weft__completion *c)
+{
+	while (atomic_load_explicit(&c->external_left, memory_order_acquire) !=
+	       atomic_load(&c->external_posted))
+		sched_yield();
+}
+
+void weft__wait_quiescent(weft__completion *c, weft_rt *rt, const weft__worker_sums *s, void *state)
+{
+	for (;;) {
+		uint32_t seq = atomic_load(&c->all_seq);
+		atomic_fetch_add(&c->all_waiters, 1);
+		if (weft__quiescent(c, s, state)) {
+			atomic_fetch_sub(&c->all_waiters, 1);
+			return;
+		}
+		/* While closing, a refused poster bumps external_refused without
+		 * waking anyone (it must not touch the runtime afterwards), so
+		 * poll rather than rely on a wake-up. */
+		int64_t timeout = atomic_load(&rt->closing) ? 1000000 : -1;
+		weft__futex_wait(&c->all_seq, seq, timeout);
+		atomic_fetch_sub(&c->all_waiters, 1);
+	}
+}
+
+void weft__notify_quiescent(weft__completion *c, const weft__worker_sums *s, void *state)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&c->all_waiters, memory_order_relaxed) > 0 &&
+	    weft__quiescent(c, s, state)) {
+		atomic_fetch_add(&c->all_seq, 1);
+		weft__futex_wake(&c->all_seq, INT_MAX);
+	}
+}
