@@ -4,12 +4,14 @@
  *
  * 1. The same two workloads (CPU-bound tasks, and tiny tasks that show the
  *    per-task cost) through the native API under the threads model with 1
- *    and 2 workers and under the spawn model, with timings.
- * 2. Priority order: smaller first, FIFO among equals, under both models,
+ *    and 2 workers, the spawn model and the fibers model, with timings.
+ * 2. Priority order: smaller first, FIFO among equals, under every model,
  *    and what the fifo policy does instead.
  * 3. Run-time selection: a runtime configured in code is retuned by
  *    WEFT_MODEL / WEFT_WORKERS, read when the runtime is created.
- * 4. The seed's programs ported to the seed-compatible API (seed-sudoku,
+ * 4. Waiting: tasks that sleep hold a worker each under threads, but park
+ *    and overlap under fibers.
+ * 5. The seed's programs ported to the seed-compatible API (seed-sudoku,
  *    seed-sort, built next to this program), run as they are and retuned
  *    through the environment.
  *
@@ -116,7 +118,10 @@ static void workloads(bool quick)
 	static const struct {
 		weft_model model;
 		int workers;
-	} runs[] = {{WEFT_MODEL_THREADS, 1}, {WEFT_MODEL_THREADS, 2}, {WEFT_MODEL_SPAWN, 2}};
+	} runs[] = {{WEFT_MODEL_THREADS, 1},
+	            {WEFT_MODEL_THREADS, 2},
+	            {WEFT_MODEL_SPAWN, 2},
+	            {WEFT_MODEL_FIBERS, 1}};
 	uint64_t first_sum = 0;
 	bool same = true;
 	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
@@ -241,9 +246,49 @@ static void priority_demo(void)
 	printf("\n");
 	priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_PRIORITY);
 	priority_run(WEFT_MODEL_SPAWN, WEFT_POLICY_PRIORITY);
+	priority_run(WEFT_MODEL_FIBERS, WEFT_POLICY_PRIORITY);
 	priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_FIFO);
 	printf("   priority: smaller first, equal priorities in post order (b, d, h);\n"
-	       "   fifo: post order. The same under both models.\n\n");
+	       "   fifo: post order. The same under every model.\n\n");
+}
+
+/* ------------------------------------------------------------ 4. waiting */
+
+static void nap(void *arg)
+{
+	weft_sleep_ns(*(int64_t *)arg);
+}
+
+/* Tasks that wait: on kernel-thread models each waiting task holds a
+ * worker; under fibers a waiting task parks and the one worker runs the
+ * others, so the waits overlap. */
+static void waiting_demo(bool quick)
+{
+	enum { N_NAPS = 100 };
+	int64_t ns = (quick ? 5 : 20) * 1000000LL;
+	weft_task t[N_NAPS];
+	printf("4. Waiting: %d tasks that each call weft_sleep_ns(%lld ms)\n", N_NAPS,
+	       (long long)(ns / 1000000));
+	static const struct {
+		weft_model model;
+		int workers;
+	} runs[] = {{WEFT_MODEL_THREADS, 2}, {WEFT_MODEL_FIBERS, 1}};
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		weft_rt *rt = start(runs[r].model, runs[r].workers, WEFT_POLICY_FIFO);
+		double t0 = now_ms();
+		for (int i = 0; i < N_NAPS; i++) {
+			weft_task_init(&t[i], nap, &ns);
+			int rc = weft_post(rt, &t[i]);
+			if (rc)
+				die("weft_post", rc);
+		}
+		weft_wait_all(rt);
+		printf("   %-8s %d worker(s): %7.1f ms\n", weft_model_name(runs[r].model),
+		       runs[r].workers, now_ms() - t0);
+		weft_rt_destroy(rt);
+	}
+	printf("   threads: each sleep holds a worker; fibers: a sleeping fiber parks and\n"
+	       "   its one worker runs the others, so the sleeps overlap.\n\n");
 }
 
 /* ------------------------------------------------------------ 3. run time */
@@ -382,7 +427,7 @@ static void seed_apps(void)
 	if (slash)
 		*slash = '\0';
 
-	printf("4. The seed's programs on the seed-compatible API (include/weft/compat/sched.h)\n");
+	printf("5. The seed's programs on the seed-compatible API (include/weft/compat/sched.h)\n");
 	static const char *const sudoku_args[] = {"4", NULL};
 	run_app(self, NULL, "seed-sudoku", sudoku_args);
 	static const char *const sort_args[] = {"2", "10", NULL};
@@ -417,6 +462,7 @@ int main(int argc, char **argv)
 	workloads(quick);
 	priority_demo();
 	runtime_selection();
+	waiting_demo(quick);
 	seed_apps();
 	printf("\ndemo done in %.1f s\n", (now_ms() - t0) / 1e3);
 	return 0;
