@@ -107,6 +107,81 @@ static void yield_respects_priority(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+/* The random policy replays: same seed, same interleaving. */
+enum { RND_TASKS = 40, RND_STEPS = 3 };
+static int rnd_trace[RND_TASKS * RND_STEPS + 8], rnd_n;
+static weft_task rnd_tasks[RND_TASKS];
+
+static void rnd_step(void *arg)
+{
+	for (int i = 0; i < RND_STEPS; i++) {
+		rnd_trace[rnd_n++] = (int)(intptr_t)arg;
+		WT_CHECK_RC(0, weft_yield());
+	}
+}
+
+static void rnd_root(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < RND_TASKS; i++) {
+		WT_CHECK_RC(0, weft_task_init(&rnd_tasks[i], rnd_step, (void *)(intptr_t)i));
+		WT_CHECK_RC(0, weft_post(weft_rt_current(), &rnd_tasks[i]));
+	}
+}
+
+static void random_run(uint64_t seed, int *trace)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_FIBERS;
+	cfg.policy = WEFT_POLICY_RANDOM;
+	cfg.seed = seed;
+	weft_rt *rt = wt_create(&cfg);
+	weft_stats st;
+	assert_rc(0, weft_stats_get(rt, &st));
+	assert_true(seed ? st.seed == seed : st.seed != 0);
+	rnd_n = 0;
+	weft_task root;
+	assert_rc(0, weft_task_init(&root, rnd_root, NULL));
+	assert_rc(0, weft_post(rt, &root));
+	assert_rc(0, weft_wait_all(rt));
+	assert_int_equal(rnd_n, RND_TASKS * RND_STEPS);
+	memcpy(trace, rnd_trace, sizeof(int) * RND_TASKS * RND_STEPS);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+static void random_replay(void)
+{
+	static int a[RND_TASKS * RND_STEPS], b[RND_TASKS * RND_STEPS], c[RND_TASKS * RND_STEPS];
+	random_run(12345, a);
+	random_run(12345, b);
+	random_run(54321, c);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_memory_not_equal(a, c, sizeof(a));
+	int count[RND_TASKS] = {0};
+	for (int i = 0; i < RND_TASKS * RND_STEPS; i++)
+		count[a[i]]++;
+	for (int i = 0; i < RND_TASKS; i++)
+		assert_int_equal(count[i], RND_STEPS);
+	/* Not the post order: the policy really draws. */
+	bool in_order = true;
+	for (int i = 1; i < RND_TASKS; i++)
+		in_order = in_order && a[i] == a[i - 1] + 1;
+	assert_false(in_order);
+	random_run(0, c); /* picks a seed itself */
+
+	setenv("WEFT_SEED", "-3", 1);
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *rt = NULL;
+	wt_capture_begin();
+	int rc = weft_rt_create(&rt, &cfg);
+	const char *err = wt_capture_end();
+	unsetenv("WEFT_SEED");
+	assert_rc(WEFT_EINVAL, rc);
+	assert_non_null(strstr(err, "WEFT_SEED"));
+}
+
 enum { PRIO_N = 300 };
 static int64_t ran_prio[PRIO_N];
 static int ran_n;
@@ -497,7 +572,7 @@ static void env_stack_size(void)
 	assert_rc(WEFT_EINVAL, weft_rt_create(&rt, &cfg));
 }
 
-WT_CASES(WT_CASE(yield_interleave), WT_CASE(yield_respects_priority), WT_CASE(priority_order),
-         WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd), WT_CASE(primitives),
-         WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(destroy_cancel),
+WT_CASES(WT_CASE(yield_interleave), WT_CASE(yield_respects_priority), WT_CASE(random_replay),
+         WT_CASE(priority_order), WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd),
+         WT_CASE(primitives), WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(destroy_cancel),
          WT_CASE(env_stack_size));

@@ -24,6 +24,7 @@ typedef enum weft_model {
 typedef enum weft_policy {
 	WEFT_POLICY_PRIORITY = 0, /* smaller priority first, FIFO among equals */
 	WEFT_POLICY_FIFO = 1,     /* first posted, first run */
+	WEFT_POLICY_RANDOM = 2,   /* any ready task, drawn from a PRNG seeded by seed */
 	WEFT_POLICY_COUNT_
 } weft_policy;
 
@@ -43,7 +44,8 @@ typedef struct weft_config {
 	long queue_capacity; /* most tasks queued at once; 0: unbounded */
 	int stats;           /* non-zero: print statistics to stderr at destroy */
 	size_t stack_size;   /* fiber stack bytes; 0: 64 KiB */
-	void *reserved[7];   /* room to grow without breaking the ABI; keep zero */
+	uint64_t seed;       /* random policy: 0 picks one (shown in the stats) */
+	void *reserved[6];   /* room to grow without breaking the ABI; keep zero */
 } weft_config;
 
 /* weft_config_init fills *cfg with the defaults. It does not read the

@@ -26,7 +26,8 @@ typedef struct weft_stats {
 	uint64_t cancelled;                 /* discarded by a cancelling destroy */
 	uint64_t sleeps;                    /* times a worker went to sleep */
 	uint64_t wakeups;                   /* times a post woke a sleeping worker */
-	uint64_t reserved[16];
+	uint64_t seed;                      /* the random policy's seed */
+	uint64_t reserved[15];
 } weft_stats;
 
 /* weft_stats_get sums the counters into *out. The sums are exact once the

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -23,6 +24,7 @@ _Static_assert(sizeof(model_names) / sizeof(model_names[0]) == WEFT_MODEL_COUNT_
 static const char *const policy_names[] = {
         [WEFT_POLICY_PRIORITY] = "priority",
         [WEFT_POLICY_FIFO] = "fifo",
+        [WEFT_POLICY_RANDOM] = "random",
 };
 _Static_assert(sizeof(policy_names) / sizeof(policy_names[0]) == WEFT_POLICY_COUNT_,
                "a name per policy");
@@ -224,7 +226,7 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 
 	int model = cfg.model, policy = cfg.policy;
 	long workers = 0, capacity = cfg.queue_capacity, stats = cfg.stats != 0;
-	long stack = (long)cfg.stack_size;
+	long stack = (long)cfg.stack_size, seed = (long)(cfg.seed & LONG_MAX);
 	bool workers_env = false;
 	int rc;
 	if ((rc = env_name("WEFT_MODEL", model_names, WEFT_MODEL_COUNT_, &model)) ||
@@ -235,8 +237,19 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	                   "0 (unbounded) or a positive integer", &capacity, NULL)) ||
 	    (rc = env_long("WEFT_STATS", 0, 1, "0 or 1", &stats, NULL)) ||
 	    (rc = env_long("WEFT_STACK_SIZE", WEFT__MIN_STACK, WEFT__MAX_STACK,
-	                   "bytes from 16384 to 1073741824", &stack, NULL)))
+	                   "bytes from 16384 to 1073741824", &stack, NULL)) ||
+	    (rc = env_long("WEFT_SEED", 1, LONG_MAX, "integers from 1 to 9223372036854775807",
+	                   &seed, NULL)))
 		return rc;
+	if (seed == 0) { /* pick one; the stats show it so a run can be replayed */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		seed = (long)(((uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^
+		               (uint64_t)getpid() << 20) &
+		              LONG_MAX);
+		seed += seed == 0;
+	}
+	cfg.seed = (uint64_t)seed;
 	cfg.stack_size = stack ? (size_t)stack : WEFT__DEFAULT_STACK;
 	cfg.model = (weft_model)model;
 	cfg.policy = (weft_policy)policy;

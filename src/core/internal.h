@@ -73,12 +73,15 @@ struct weft__readyq {
 	weft_task *bucket_head[WEFT__BUCKETS], *bucket_tail[WEFT__BUCKETS];
 	size_t len;
 	uint64_t next_seq; /* stamped into seq_ at push: post order */
+	uint64_t rng;      /* random: PRNG state */
 };
 
 extern const weft__policy_ops weft__policy_priority;
 extern const weft__policy_ops weft__policy_fifo;
+extern const weft__policy_ops weft__policy_random;
 
-void weft__readyq_init(weft__readyq *q, weft_policy policy);
+/* seed: for the random policy (the effective cfg.seed). */
+void weft__readyq_init(weft__readyq *q, weft_policy policy, uint64_t seed);
 
 static inline void weft__readyq_push(weft__readyq *q, weft_task *t)
 {

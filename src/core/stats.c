@@ -17,6 +17,7 @@ int weft_stats_get(weft_rt *rt, weft_stats *out)
 	out->cpus_cgroup = rt->cpus_cgroup;
 	out->queue_capacity = rt->cfg.queue_capacity;
 	out->rejected = atomic_load(&rt->rejected);
+	out->seed = rt->cfg.seed;
 	rt->model->stats(rt, out);
 	return 0;
 }
@@ -45,5 +46,8 @@ int weft_stats_print(weft_rt *rt, FILE *out)
 	        (unsigned long long)s.posted, (unsigned long long)s.run,
 	        (unsigned long long)s.rejected, (unsigned long long)s.cancelled,
 	        (unsigned long long)s.sleeps, (unsigned long long)s.wakeups);
+	if (s.policy == WEFT_POLICY_RANDOM)
+		fprintf(out, "weft: random policy seed %llu (replay with WEFT_SEED=%llu)\n",
+		        (unsigned long long)s.seed, (unsigned long long)s.seed);
 	return 0;
 }

@@ -443,7 +443,7 @@ static int fibers_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	m->rt = rt;
 	rt->model_state = m;
-	weft__readyq_init(&m->ready, rt->cfg.policy);
+	weft__readyq_init(&m->ready, rt->cfg.policy, rt->cfg.seed);
 	weft__timers_init(&m->timers);
 	int rc = weft__stack_pool_init(&m->stacks, rt->cfg.stack_size, STACK_CACHE);
 	if (rc == 0 && (rc = weft__poller_init(&m->poller)) == 0)

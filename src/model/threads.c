@@ -503,7 +503,7 @@ static int threads_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	m->rt = rt;
 	m->nworkers = n;
-	weft__readyq_init(&m->ready, rt->cfg.policy);
+	weft__readyq_init(&m->ready, rt->cfg.policy, rt->cfg.seed);
 	m->ordered = m->ready.ops->ordered;
 	rt->model_state = m;
 	for (int i = 0; i < n; i++) {

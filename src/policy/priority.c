@@ -17,23 +17,11 @@
  * sift-up wrong and did not keep FIFO among equal priorities; here the order
  * is total and exact. */
 #include "core/internal.h"
+#include "policy/pairing.h"
 
 static bool before(const weft_task *a, const weft_task *b)
 {
 	return a->priority_ < b->priority_ || (a->priority_ == b->priority_ && a->seq_ < b->seq_);
-}
-
-/* Links two heaps; the larger root becomes the first child of the smaller. */
-static weft_task *meld(weft_task *a, weft_task *b)
-{
-	if (before(b, a)) {
-		weft_task *tmp = a;
-		a = b;
-		b = tmp;
-	}
-	b->next_ = a->child_;
-	a->child_ = b;
-	return a;
 }
 
 static bool in_buckets(int64_t priority)
@@ -55,36 +43,7 @@ static void priority_push(weft__readyq *q, weft_task *t)
 		return;
 	}
 	t->child_ = NULL;
-	q->root = q->root ? meld(q->root, t) : t;
-}
-
-/* Two-pass pairing of a sibling list: meld pairs left to right, stacking the
- * results (reusing next_), then meld the stack back into one heap. */
-static weft_task *merge_pairs(weft_task *first)
-{
-	weft_task *stack = NULL;
-	while (first) {
-		weft_task *a = first, *b = first->next_;
-		if (!b) {
-			a->next_ = stack;
-			stack = a;
-			break;
-		}
-		first = b->next_;
-		a->next_ = NULL;
-		b->next_ = NULL;
-		weft_task *m = meld(a, b);
-		m->next_ = stack;
-		stack = m;
-	}
-	weft_task *heap = NULL;
-	while (stack) {
-		weft_task *next = stack->next_;
-		stack->next_ = NULL;
-		heap = heap ? meld(stack, heap) : stack;
-		stack = next;
-	}
-	return heap;
+	q->root = q->root ? weft__pairing_meld(q->root, t, before) : t;
 }
 
 static weft_task *priority_pop(weft__readyq *q)
@@ -100,7 +59,7 @@ static weft_task *priority_pop(weft__readyq *q)
 		return t;
 	}
 	weft_task *t = q->root;
-	q->root = merge_pairs(t->child_);
+	q->root = weft__pairing_merge(t->child_, before);
 	t->child_ = NULL;
 	return t;
 }
@@ -118,7 +77,7 @@ static void priority_unpop(weft__readyq *q, weft_task *t)
 	}
 	t->next_ = NULL;
 	t->child_ = NULL;
-	q->root = q->root ? meld(q->root, t) : t;
+	q->root = q->root ? weft__pairing_meld(q->root, t, before) : t;
 }
 
 const weft__policy_ops weft__policy_priority = {
