@@ -13,6 +13,8 @@
  *                once; ns per thread
  *   task-yield   two tasks on the fibers model calling weft_yield in turn:
  *                ns per weft_yield (through the scheduler and the policy)
+ *   parked       (once, not timed) RSS growth per fiber while N tasks on the
+ *                fibers model are parked on a semaphore (16 KiB stacks)
  *   task-run     a task posts N empty tasks on the fibers model; ns from the
  *                first post until the last has ended (each gets a pooled
  *                stack, a context, runs, and gives the stack back)
@@ -30,6 +32,7 @@
  * Under a sanitizer (the smoke test) the numbers mean nothing. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +335,58 @@ static double run_task_run(long n)
 	return (t1 - ty_t0) / (double)n;
 }
 
+/* ---- memory: RSS per parked fiber --------------------------------------- */
+
+static long rss_bytes(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f || fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = 0;
+	if (f)
+		fclose(f);
+	return resident * 4096;
+}
+
+static weft_sem park_sem;
+static _Atomic long parked_now;
+
+static void park_task(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&parked_now, 1);
+	weft_sem_wait(&park_sem);
+}
+
+/* n tasks on the fibers model (16 KiB stacks) each park on a semaphore;
+ * the RSS growth while all are parked, divided by n. Task structs are
+ * allocated and touched before the first reading. */
+static double parked_rss(long n)
+{
+	weft_task *t = calloc((size_t)n, sizeof(*t));
+	if (!t)
+		exit(1);
+	for (long i = 0; i < n; i++)
+		weft_task_init(&t[i], park_task, NULL);
+	weft_sem_init(&park_sem, 0);
+	atomic_store(&parked_now, 0);
+	weft_rt *rt = fibers_rt();
+	long before = rss_bytes();
+	for (long i = 0; i < n; i++)
+		weft_post(rt, &t[i]);
+	while (atomic_load(&parked_now) < n) { /* until every task has parked */
+		struct timespec ts = {0, 10 * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	long after = rss_bytes();
+	for (long i = 0; i < n; i++)
+		weft_sem_post(&park_sem);
+	weft_wait_all(rt);
+	weft_rt_destroy(rt);
+	free(t);
+	return (double)(after - before) / (double)n;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -365,6 +420,7 @@ int main(int argc, char **argv)
 	        [CFG_PTHREAD] = 5000,   [CFG_TASK_YIELD] = 2000000, [CFG_TASK_RUN] = 1000000,
 	};
 	int reps = DEFAULT_REPS, csv = 0;
+	long parked = 100000;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--switches") == 0)
@@ -379,14 +435,16 @@ int main(int argc, char **argv)
 			counts[CFG_TASK_YIELD] = parse_count(a, v), i++;
 		else if (strcmp(a, "--tasks") == 0)
 			counts[CFG_TASK_RUN] = parse_count(a, v), i++;
+		else if (strcmp(a, "--parked") == 0)
+			parked = parse_count(a, v), i++;
 		else if (strcmp(a, "--reps") == 0)
 			reps = (int)parse_count(a, v), i++;
 		else if (strcmp(a, "--csv") == 0)
 			csv = 1;
 		else {
 			fprintf(stderr, "usage: " PROG " [--switches N] [--swaps N] [--creates N] "
-			                "[--threads N] [--task-yields N] [--tasks N] [--reps R] "
-			                "[--csv]\n");
+			                "[--threads N] [--task-yields N] [--tasks N] [--parked N] "
+			                "[--reps R] [--csv]\n");
 			return 2;
 		}
 	}
@@ -413,6 +471,7 @@ int main(int argc, char **argv)
 			ns[id][r] = run[id](counts[id]);
 		}
 
+	double parked_bytes = parked_rss(parked);
 	summary sum[CFG_COUNT];
 	for (int id = 0; id < CFG_COUNT; id++)
 		sum[id] = summarize(ns[id], reps);
@@ -424,6 +483,7 @@ int main(int argc, char **argv)
 		for (int id = 0; id < CFG_COUNT; id++)
 			printf("%s,%ld,%d,%.2f,%.2f,%.2f\n", cfg_names[id], counts[id], reps,
 			       sum[id].median, sum[id].min, sum[id].max);
+		printf("parked_rss_bytes,%ld,1,%.0f,,\n", parked, parked_bytes);
 		printf("ratio,swapcontext/yield,,%.1f,,\n", swap_over_yield);
 		printf("ratio,pthread/create,,%.1f,,\n", pthread_over_create);
 	} else {
@@ -432,6 +492,9 @@ int main(int argc, char **argv)
 		for (int id = 0; id < CFG_COUNT; id++)
 			printf("%-12s %10ld %10.1f %10.1f %10.1f  %s\n", cfg_names[id], counts[id],
 			       sum[id].median, sum[id].min, sum[id].max, cfg_units[id]);
+		printf("\nparked: %ld fibers (16 KiB stacks) on the fibers model: %.0f bytes "
+		       "of RSS each\n",
+		       parked, parked_bytes);
 		printf("\nratios of medians, %d interleaved repetitions:\n", reps);
 		printf("  swapcontext / yield   %8.1fx\n", swap_over_yield);
 		printf("  pthread / create      %8.1fx\n", pthread_over_create);
