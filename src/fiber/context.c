@@ -5,7 +5,7 @@
  * pointer in from->sp, loads to->sp and pops the frame found there. A new
  * context gets a frame built by weft__switch_frame_init whose return address
  * is weft__context_start_asm, so the first switch into it continues in
- * that stub, which calls weft__context_start(prev, entry, arg) on an aligned
+ * that trampoline, which calls weft__context_start(prev, entry, arg) on an aligned
  * stack.
  *
  * The switch hands one pointer across: the context switched from (NULL when
@@ -35,7 +35,7 @@
 void *weft__context_switch_asm(void **save_sp, void *new_sp, void *transfer);
 
 /* Called by weft__context_start_asm, on the new stack, the first time a
- * context runs. Not static: the stub calls it (hidden, like every weft__). */
+ * context runs. Not static: the trampoline calls it (hidden, like every weft__). */
 void weft__context_start(weft__context *prev, void (*entry)(void *), void *arg);
 
 WEFT__NO_ASAN void weft__context_start(weft__context *prev, void (*entry)(void *), void *arg)

@@ -8,7 +8,7 @@
  *   new_sp (a frame made by this function or by weft__switch_frame_init),
  *   restores from that frame and returns through its x30. The resumed side
  *   sees `transfer` as the return value of its own call (or, for a new
- *   context, in x0 on entry to the stub). */
+ *   context, in x0 on entry to the trampoline). */
 #include "fiber/switch_aarch64.h"
 
 	.text

@@ -55,7 +55,7 @@ _Static_assert(offsetof(weft__switch_frame, d[6]) == WEFT__FRAME_D14, "frame: d1
 _Static_assert(offsetof(weft__switch_frame, fpcr) == WEFT__FRAME_FPCR, "frame: fpcr");
 _Static_assert(sizeof(weft__switch_frame) == WEFT__FRAME_SIZE, "frame: size");
 
-/* The first switch into a new context returns (through lr) into this stub
+/* The first switch into a new context returns (through lr) into this trampoline
  * (in switch_aarch64.S), which calls weft__context_start(prev, x19, x20)
  * with sp 16-byte aligned, as it always is on aarch64. */
 void weft__context_start_asm(void);

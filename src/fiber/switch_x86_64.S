@@ -9,7 +9,7 @@
  *   function or by weft__switch_frame_init), restores from that frame and
  *   continues at the frame's return address. The resumed side sees
  *   `transfer` as the return value of its own call (or, for a new context,
- *   in rax on entry to the stub).
+ *   in rax on entry to the trampoline).
  *
  * It leaves with an indirect jmp, not ret: a ret here always mispredicts
  * (the return stack buffer holds the address our own call pushed, not the

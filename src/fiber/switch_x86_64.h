@@ -54,7 +54,7 @@ _Static_assert(offsetof(weft__switch_frame, rbp) == WEFT__FRAME_RBP, "frame: rbp
 _Static_assert(offsetof(weft__switch_frame, ret) == WEFT__FRAME_RET, "frame: ret");
 _Static_assert(sizeof(weft__switch_frame) == WEFT__FRAME_SIZE, "frame: size");
 
-/* The first switch into a new context continues in this stub (in
+/* The first switch into a new context continues in this trampoline (in
  * switch_x86_64.S), with the stack pointer 16-byte aligned: it calls
  * weft__context_start(prev, r12, r13), so that function starts with the
  * alignment the ABI gives any function (rsp + 8 a multiple of 16). */
