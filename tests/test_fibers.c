@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -456,6 +457,51 @@ static void many_parked(void)
 	free(t);
 }
 
+/* weft_blocking on a fiber: the call runs elsewhere and the worker keeps
+ * running the other fibers meanwhile. */
+static _Atomic int ticks, blocking_index;
+
+static void slow_call(void *arg)
+{
+	(void)arg;
+	atomic_store(&blocking_index, weft_worker_index());
+	struct timespec ts = {0, 50 * 1000000};
+	nanosleep(&ts, NULL); /* would stall the worker if run on it */
+}
+
+static void blocking_task(void *arg)
+{
+	(void)arg;
+	int before = atomic_load(&ticks);
+	WT_CHECK_RC(0, weft_blocking(slow_call, NULL));
+	WT_CHECK(atomic_load(&ticks) > before);
+}
+
+static void ticker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 20; i++) {
+		atomic_fetch_add(&ticks, 1);
+		WT_CHECK_RC(0, weft_sleep_ns(1000000));
+	}
+}
+
+static void blocking_call(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	atomic_store(&ticks, 0);
+	atomic_store(&blocking_index, 99);
+	weft_task t[2];
+	assert_rc(0, weft_task_init(&t[0], blocking_task, NULL));
+	assert_rc(0, weft_task_init(&t[1], ticker, NULL));
+	for (int i = 0; i < 2; i++)
+		assert_rc(0, weft_post(rt, &t[i]));
+	assert_rc(0, weft_wait_all(rt));
+	assert_int_equal(atomic_load(&blocking_index), -1); /* ran on a helper */
+	assert_rc(WEFT_EINVAL, weft_blocking(NULL, NULL));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 /* A fiber waits for a task it posted, and for a group. */
 static void child(void *arg)
 {
@@ -574,5 +620,5 @@ static void env_stack_size(void)
 
 WT_CASES(WT_CASE(yield_interleave), WT_CASE(yield_respects_priority), WT_CASE(random_replay),
          WT_CASE(priority_order), WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd),
-         WT_CASE(primitives), WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(destroy_cancel),
-         WT_CASE(env_stack_size));
+         WT_CASE(primitives), WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(blocking_call),
+         WT_CASE(destroy_cancel), WT_CASE(env_stack_size));

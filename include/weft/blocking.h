@@ -26,9 +26,10 @@ WEFT_EXTERN int weft_wait_fd(int fd, short events, int64_t timeout_ns);
 
 /* weft_blocking runs fn(arg), a call that may block its thread for long
  * (a library doing its own blocking I/O), so that it does not stall other
- * work: under a fiber model it runs on a helper thread while the fiber
- * parks; under kernel-thread models it runs directly. Returns 0, or
- * WEFT_EINVAL for a NULL fn. */
+ * work: on a fiber it runs on a helper thread (created for the call and
+ * joined after it) while the fiber parks, so there weft_worker_index() is
+ * -1; on any other thread it runs directly. Returns 0, or WEFT_EINVAL for a
+ * NULL fn. */
 WEFT_EXTERN int weft_blocking(void (*fn)(void *arg), void *arg);
 
 #ifdef __cplusplus

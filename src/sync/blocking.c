@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "sync/waiter.h"
 #include <weft/blocking.h>
 
 int weft_yield(void)
@@ -77,10 +78,34 @@ int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 	}
 }
 
+/* On a fiber, the call runs on a helper thread while the fiber parks; the
+ * fiber joins the helper when it wakes, so no thread outlives the call. */
+typedef struct blocking_call {
+	void (*fn)(void *arg);
+	void *arg;
+	weft__waiter waiter;
+} blocking_call;
+
+static void *blocking_main(void *p)
+{
+	blocking_call *c = p;
+	c->fn(c->arg);
+	weft__waiter_unpark(&c->waiter); /* c is gone once the fiber resumes */
+	return NULL;
+}
+
 int weft_blocking(void (*fn)(void *arg), void *arg)
 {
 	if (!fn)
 		return WEFT_EINVAL;
-	fn(arg);
+	blocking_call c = {.fn = fn, .arg = arg};
+	weft__waiter_init(&c.waiter, NULL);
+	pthread_t helper;
+	if (!c.waiter.fiber || weft__thread_create(&helper, blocking_main, &c) != 0) {
+		fn(arg); /* a kernel thread, or no helper to be had: block here */
+		return 0;
+	}
+	weft__waiter_park(&c.waiter);
+	pthread_join(helper, NULL);
 	return 0;
 }
