@@ -42,16 +42,7 @@ WEFT__NO_ASAN void weft__context_start(weft__context *prev, void (*entry)(void *
 {
 	weft__san_switch_in(NULL, prev);
 	entry(arg);
-	fprintf(stderr, "weft: a fiber's entry function returned; it must end with "
-	                "weft__context_switch(NULL, next)\n");
-	abort();
-}
-
-void weft__context_init_thread(weft__context *ctx)
-{
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->flags = WEFT__CONTEXT_THREAD;
-	weft__san_thread(ctx);
+	weft__context_entry_returned();
 }
 
 void weft__context_make(weft__context *ctx, void *stack_base, size_t stack_size,

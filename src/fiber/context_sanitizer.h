@@ -118,4 +118,8 @@ WEFT__NO_ASAN static inline void weft__san_switch_in(weft__context *self, weft__
 #endif
 }
 
+/* Both backends' start routines end here if an entry function returns,
+ * which the context.h contract forbids: say so and abort. */
+__attribute__((noreturn)) void weft__context_entry_returned(void);
+
 #endif

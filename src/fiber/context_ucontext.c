@@ -46,16 +46,7 @@ WEFT__NO_ASAN static void start(unsigned hi, unsigned lo)
 	start_record *r = (start_record *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
 	weft__san_switch_in(NULL, GET_PREV());
 	r->entry(r->arg);
-	fprintf(stderr, "weft: a fiber's entry function returned; it must end with "
-	                "weft__context_switch(NULL, next)\n");
-	abort();
-}
-
-void weft__context_init_thread(weft__context *ctx)
-{
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->flags = WEFT__CONTEXT_THREAD;
-	weft__san_thread(ctx);
+	weft__context_entry_returned();
 }
 
 void weft__context_make(weft__context *ctx, void *stack_base, size_t stack_size,
