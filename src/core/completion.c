@@ -12,25 +12,6 @@ bool weft__quiescent(weft__completion *c, const weft__worker_sums *s, void *stat
 	return finished == posted;
 }
 
-int weft__external_post(weft__completion *c, weft_rt *rt, weft_task *t,
-                        void (*push)(void *state, weft_task *t), void *state)
-{
-	/* Count first, then look at closing: a destroyer sets closing and then
-	 * waits for quiescence, so either it counts this post and waits for
-	 * the task, or this poster sees closing and refuses. */
-	atomic_fetch_add(&c->external_posted, 1);
-	int rc = 0;
-	if (atomic_load(&rt->closing)) {
-		weft__dequeued(rt, 1);
-		atomic_fetch_add(&c->external_refused, 1);
-		rc = WEFT_ESHUTDOWN;
-	} else {
-		push(state, t);
-	}
-	atomic_fetch_add_explicit(&c->external_left, 1, memory_order_release);
-	return rc;
-}
-
 void weft__external_drain(weft__completion *c)
 {
 	while (atomic_load_explicit(&c->external_left, memory_order_acquire) !=
