@@ -21,11 +21,9 @@
  * unpark that finds PARKED makes it READY and queues its task. Either way
  * the fiber never runs on two stacks and no wake-up is lost.
  *
- * Not yet here (issue 3): preemption, the random/psjf/mlfq policies, and
- * parking in weft_wait/weft_group_wait (a fiber waiting for a task yields
- * until it is done, which is correct but polls). */
-#include <limits.h>
-#include <sched.h>
+ * Not yet here (issue 3): preemption, the psjf/mlfq policies, and parking
+ * in weft_wait/weft_group_wait (a fiber waiting for a task yields until it
+ * is done, which is correct but polls). */
 #include <time.h>
 
 #include "core/completion.h"

@@ -47,8 +47,6 @@
  * sets stopping, wakes every sleeper and joins. Cancel sets rt->cancelling
  * first; workers then complete queued tasks as cancelled instead of running
  * them. */
-#include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 
 #include "core/completion.h"
