@@ -656,27 +656,50 @@ static void expect_posts_refused(weft_rt *rt)
 	assert_rc(WEFT_EINVAL, weft_rt_destroy(rt));
 }
 
+/* A runtime busy with queued work: every worker held by a gate task (each
+ * posts a child when released), then m tasks queued behind them, every
+ * other one in group g. */
+typedef struct busy {
+	int m;
+	ctask *c, *children;
+	child_ctx cc;
+	wt_gate gate;
+	weft_task gates[WT_GATE_MAX];
+	weft_group g;
+} busy;
+
+static void busy_start(busy *b, weft_rt *rt, int m)
+{
+	b->m = m;
+	b->c = ctasks_new(m);
+	b->children = ctasks_new(W());
+	b->cc = (child_ctx){.rt = rt, .children = b->children};
+	wt_gate_init(&b->gate);
+	b->gate.after = gate_post_child;
+	b->gate.ctx = &b->cc;
+	wt_gate_hold(rt, &b->gate, b->gates, W());
+	assert_rc(0, weft_group_init(&b->g));
+	for (int i = 0; i < m; i++) {
+		if (i % 2)
+			assert_rc(0, weft_post_in(rt, &b->g, &b->c[i].t));
+		else
+			assert_rc(0, weft_post(rt, &b->c[i].t));
+	}
+}
+
+static void busy_end(busy *b)
+{
+	wt_gate_destroy(&b->gate);
+	free(b->c);
+	free(b->children);
+}
+
 static void destroy_drain(void)
 {
 	int m = 200;
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
-	ctask *c = ctasks_new(m);
-	ctask *children = ctasks_new(W());
-	child_ctx cc = {.rt = rt, .children = children};
-	wt_gate gate;
-	wt_gate_init(&gate);
-	gate.after = gate_post_child;
-	gate.ctx = &cc;
-	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
-	weft_group g;
-	assert_rc(0, weft_group_init(&g));
-	for (int i = 0; i < m; i++) {
-		if (i % 2)
-			assert_rc(0, weft_post_in(rt, &g, &c[i].t));
-		else
-			assert_rc(0, weft_post(rt, &c[i].t));
-	}
+	busy bz;
+	busy_start(&bz, rt, m);
 
 	destroyer d = {.rt = rt, .mode = WEFT_DESTROY_DRAIN};
 	pthread_t th;
@@ -687,20 +710,18 @@ static void destroy_drain(void)
 	wt_sleep_ms(20);
 	assert_int_equal(atomic_load(&d.done), 0); /* still draining */
 
-	wt_gate_release(&gate, W());
+	wt_gate_release(&bz.gate, W());
 	wt_thread_join(th);
 	assert_rc(0, atomic_load(&d.rc));
 	assert_int_equal(d.discarded, 0);
-	assert_hits(c, m, 1);
-	assert_hits(children, W(), 1);
+	assert_hits(bz.c, m, 1);
+	assert_hits(bz.children, W(), 1);
 	for (int i = 0; i < m; i++)
-		assert_int_equal(weft_task_state_of(&c[i].t), WEFT_TASK_DONE);
-	assert_int_equal(weft_group_pending(&g), 0);
-	assert_rc(0, weft_group_wait(&g));
+		assert_int_equal(weft_task_state_of(&bz.c[i].t), WEFT_TASK_DONE);
+	assert_int_equal(weft_group_pending(&bz.g), 0);
+	assert_rc(0, weft_group_wait(&bz.g));
 	wt_assert_no_live_allocations();
-	wt_gate_destroy(&gate);
-	free(c);
-	free(children);
+	busy_end(&bz);
 }
 
 static void destroy_cancel(void)
@@ -710,25 +731,10 @@ static void destroy_cancel(void)
 	wt_config(&cfg);
 	cfg.stats = 1; /* destroy prints the final counts */
 	weft_rt *rt = wt_create(&cfg);
-	ctask *c = ctasks_new(m);
-	ctask *children = ctasks_new(W());
-	child_ctx cc = {.rt = rt, .children = children};
-	wt_gate gate;
-	wt_gate_init(&gate);
-	gate.after = gate_post_child;
-	gate.ctx = &cc;
-	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
-	weft_group g;
-	assert_rc(0, weft_group_init(&g));
-	for (int i = 0; i < m; i++) {
-		if (i % 2)
-			assert_rc(0, weft_post_in(rt, &g, &c[i].t));
-		else
-			assert_rc(0, weft_post(rt, &c[i].t));
-	}
+	busy bz;
+	busy_start(&bz, rt, m);
 	/* Someone sleeps in weft_wait on a queued task. */
-	waiter w = {.t = &c[0].t};
+	waiter w = {.t = &bz.c[0].t};
 	pthread_t wth;
 	wt_thread_start(&wth, wait_task_thread, &w);
 	wt_sleep_ms(10);
@@ -740,29 +746,29 @@ static void destroy_cancel(void)
 	bool cancelling = wt_poll(rt_cancelling, rt);
 	if (cancelling)
 		expect_posts_refused(rt);
-	wt_gate_release(&gate, W());
+	wt_gate_release(&bz.gate, W());
 	wt_thread_join(th);
 	const char *err = wt_capture_end();
 	assert_true(cancelling);
 	wt_thread_join(wth);
 
 	assert_rc(0, atomic_load(&d.rc));
-	/* Every queued task, and every child the gates posted, was discarded;
-	 * the gates themselves ran. */
+	/* Every queued task, and every child the bz.gates posted, was discarded;
+	 * the bz.gates themselves ran. */
 	assert_int_equal(d.discarded, (size_t)m + (size_t)W());
-	assert_hits(c, m, 0);
-	assert_hits(children, W(), 0);
+	assert_hits(bz.c, m, 0);
+	assert_hits(bz.children, W(), 0);
 	for (int i = 0; i < m; i++) {
-		assert_int_equal(weft_task_state_of(&c[i].t), WEFT_TASK_CANCELLED);
-		assert_rc(WEFT_ECANCELED, weft_wait(&c[i].t));
+		assert_int_equal(weft_task_state_of(&bz.c[i].t), WEFT_TASK_CANCELLED);
+		assert_rc(WEFT_ECANCELED, weft_wait(&bz.c[i].t));
 	}
 	for (int i = 0; i < W(); i++) {
-		assert_int_equal(weft_task_state_of(&children[i].t), WEFT_TASK_CANCELLED);
-		assert_int_equal(weft_task_state_of(&gates[i]), WEFT_TASK_DONE);
+		assert_int_equal(weft_task_state_of(&bz.children[i].t), WEFT_TASK_CANCELLED);
+		assert_int_equal(weft_task_state_of(&bz.gates[i]), WEFT_TASK_DONE);
 	}
 	assert_rc(WEFT_ECANCELED, atomic_load(&w.rc));
-	assert_int_equal(weft_group_pending(&g), 0);
-	assert_rc(0, weft_group_wait(&g));
+	assert_int_equal(weft_group_pending(&bz.g), 0);
+	assert_rc(0, weft_group_wait(&bz.g));
 
 	/* The statistics printed at destroy: run + cancelled == posted. */
 	unsigned long long posted, run, rejected, cancelled;
@@ -779,14 +785,12 @@ static void destroy_cancel(void)
 
 	/* A cancelled task belongs to its owner again: it can be reused. */
 	weft_rt *rt2 = create_with(WEFT_POLICY_PRIORITY, 0);
-	assert_rc(0, weft_post(rt2, &c[0].t));
-	assert_rc(0, weft_wait(&c[0].t));
-	assert_int_equal(atomic_load(&c[0].hits), 1);
+	assert_rc(0, weft_post(rt2, &bz.c[0].t));
+	assert_rc(0, weft_wait(&bz.c[0].t));
+	assert_int_equal(atomic_load(&bz.c[0].hits), 1);
 	assert_rc(0, weft_rt_destroy(rt2));
 
-	wt_gate_destroy(&gate);
-	free(c);
-	free(children);
+	busy_end(&bz);
 }
 
 /* External threads post while destroy starts: each post either is accepted
