@@ -51,4 +51,20 @@ static inline weft_task *weft__pairing_merge(weft_task *first, weft__pairing_bef
 	return heap;
 }
 
+/* Adds t (its links are reset) to the heap at *root. */
+static inline void weft__pairing_insert(weft_task **root, weft_task *t, weft__pairing_before before)
+{
+	t->next_ = t->child_ = NULL;
+	*root = *root ? weft__pairing_meld(*root, t, before) : t;
+}
+
+/* Removes and returns the minimum of a non-empty heap. */
+static inline weft_task *weft__pairing_pop(weft_task **root, weft__pairing_before before)
+{
+	weft_task *t = *root;
+	*root = weft__pairing_merge(t->child_, before);
+	t->child_ = NULL;
+	return t;
+}
+
 #endif

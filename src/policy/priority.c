@@ -42,8 +42,7 @@ static void priority_push(weft__readyq *q, weft_task *t)
 		q->nonempty |= UINT64_C(1) << b;
 		return;
 	}
-	t->child_ = NULL;
-	q->root = q->root ? weft__pairing_meld(q->root, t, before) : t;
+	weft__pairing_insert(&q->root, t, before);
 }
 
 static weft_task *priority_pop(weft__readyq *q)
@@ -58,10 +57,7 @@ static weft_task *priority_pop(weft__readyq *q)
 		}
 		return t;
 	}
-	weft_task *t = q->root;
-	q->root = weft__pairing_merge(t->child_, before);
-	t->child_ = NULL;
-	return t;
+	return weft__pairing_pop(&q->root, before);
 }
 
 static void priority_unpop(weft__readyq *q, weft_task *t)
@@ -76,8 +72,7 @@ static void priority_unpop(weft__readyq *q, weft_task *t)
 		return;
 	}
 	t->next_ = NULL;
-	t->child_ = NULL;
-	q->root = q->root ? weft__pairing_meld(q->root, t, before) : t;
+	weft__pairing_insert(&q->root, t, before);
 }
 
 const weft__policy_ops weft__policy_priority = {

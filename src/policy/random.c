@@ -27,22 +27,17 @@ static bool before(const weft_task *a, const weft_task *b)
 static void random_push(weft__readyq *q, weft_task *t)
 {
 	t->seq_ = draw(q);
-	t->next_ = t->child_ = NULL;
-	q->root = q->root ? weft__pairing_meld(q->root, t, before) : t;
+	weft__pairing_insert(&q->root, t, before);
 }
 
 static weft_task *random_pop(weft__readyq *q)
 {
-	weft_task *t = q->root;
-	q->root = weft__pairing_merge(t->child_, before);
-	t->child_ = NULL;
-	return t;
+	return weft__pairing_pop(&q->root, before);
 }
 
 static void random_unpop(weft__readyq *q, weft_task *t)
 {
-	t->next_ = t->child_ = NULL; /* keeps its key: back where it was */
-	q->root = q->root ? weft__pairing_meld(q->root, t, before) : t;
+	weft__pairing_insert(&q->root, t, before); /* keeps its key: back where it was */
 }
 
 const weft__policy_ops weft__policy_random = {
