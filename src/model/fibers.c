@@ -14,11 +14,13 @@
  * worker sleeps in the poller until the next timer, an fd event, or an
  * inbox push (which writes the poller's eventfd only while it sleeps).
  *
- * Parking is two-phase, so a wake-up can come from any thread at any time:
- * the fiber marks itself PARKING and switches to the scheduler, which, on
- * its own stack, commits PARKING -> PARKED. An unpark that finds PARKING
- * turns it into WOKEN and the scheduler requeues the fiber instead; an
- * unpark that finds PARKED makes it READY and queues its task. Either way
+ * Parking is two-phase, so a wake-up can come from any thread at any time
+ * (the fiber is already queued on the primitive when it parks): the fiber
+ * moves RUNNING -> PARKING by CAS and switches to the scheduler, which, on
+ * its own stack, commits PARKING -> PARKED. An unpark that finds RUNNING
+ * or PARKING turns it into WOKEN, and the fiber does not park or the
+ * scheduler requeues it; an unpark that finds PARKED makes it READY and
+ * queues its task. Either way
  * the fiber never runs on two stacks and no wake-up is lost.
  *
  * Not yet here (issue 3): preemption, the psjf/mlfq policies, and parking
@@ -274,9 +276,20 @@ void weft__fiber_yield(void)
 	weft__tls.task = t;
 }
 
+/* The fiber is already in a wait queue (its waker may run on another
+ * thread at once), so going from RUNNING to PARKING is a CAS: a wake-up
+ * that came first has left WOKEN, and then the fiber does not park. */
 void weft__fiber_park(void *fp)
 {
-	to_scheduler(fp, PARKING);
+	fiber *f = fp;
+	int running = RUNNING;
+	if (!atomic_compare_exchange_strong(&f->state, &running, PARKING)) {
+		atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
+		return; /* woken before it could park */
+	}
+	weft_task *t = weft__tls.task;
+	weft__context_switch(&f->ctx, &f->m->sched);
+	weft__tls.task = t;
 }
 
 void weft__fiber_unpark(void *fp)
@@ -291,7 +304,9 @@ void weft__fiber_unpark(void *fp)
 				make_ready(m, t);
 				return;
 			}
-		} else if (s == PARKING) {
+		} else if (s == PARKING || s == RUNNING) {
+			/* Not switched out yet: park or the scheduler will see
+			 * WOKEN and keep it running. */
 			if (atomic_compare_exchange_weak(&f->state, &s, WOKEN))
 				return;
 		} else {
