@@ -27,7 +27,9 @@ typedef struct weft_stats {
 	uint64_t sleeps;                    /* times a worker went to sleep */
 	uint64_t wakeups;                   /* times a post woke a sleeping worker */
 	uint64_t seed;                      /* the random policy's seed */
-	uint64_t reserved[15];
+	uint64_t switches;                  /* fiber models: fibers switched in */
+	uint64_t preemptions;               /* fiber models: switches forced by the timer */
+	uint64_t reserved[13];
 } weft_stats;
 
 /* weft_stats_get sums the counters into *out. The sums are exact once the

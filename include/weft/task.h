@@ -38,8 +38,13 @@ typedef struct weft_task {
 	struct weft_group *group_; /* group to notify at completion, or NULL */
 	uint32_t state_;           /* weft_task_state | waiter bit, atomic */
 	uint32_t flags_;
-	void *fiber_; /* its fiber once it started under a fiber model */
-	void *reserved_[3];
+	void *fiber_;           /* its fiber once it started under a fiber model */
+	uint32_t quanta_;       /* psjf, mlfq: quanta charged to it so far */
+	uint16_t level_;        /* mlfq: its queue level */
+	uint16_t epoch_;        /* mlfq: the boost epoch its level belongs to */
+	int32_t level_request_; /* mlfq: 1 + level asked for while in flight, or 0; atomic */
+	uint32_t spare_;
+	void *reserved_[1];
 } weft_task;
 
 typedef struct weft_group {

@@ -22,12 +22,22 @@ _Static_assert(sizeof(model_names) / sizeof(model_names[0]) == WEFT_MODEL_COUNT_
                "a name per model");
 
 static const char *const policy_names[] = {
-        [WEFT_POLICY_PRIORITY] = "priority",
-        [WEFT_POLICY_FIFO] = "fifo",
-        [WEFT_POLICY_RANDOM] = "random",
+        [WEFT_POLICY_PRIORITY] = "priority", [WEFT_POLICY_FIFO] = "fifo",
+        [WEFT_POLICY_RANDOM] = "random",     [WEFT_POLICY_PSJF] = "psjf",
+        [WEFT_POLICY_MLFQ] = "mlfq",
 };
 _Static_assert(sizeof(policy_names) / sizeof(policy_names[0]) == WEFT_POLICY_COUNT_,
                "a name per policy");
+
+static const char *const preempt_names[] = {
+        [WEFT_PREEMPT_OFF] = "off",
+        [WEFT_PREEMPT_TIMER] = "timer",
+};
+_Static_assert(sizeof(preempt_names) / sizeof(preempt_names[0]) == WEFT_PREEMPT_COUNT_,
+               "a name per preemption mode");
+
+_Static_assert(sizeof(void *) != 8 || sizeof(weft_config) == 96,
+               "weft_config keeps its size (ABI)");
 
 static const char *const workers_source_names[] = {
         [WEFT_WORKERS_FROM_AFFINITY] = "affinity",
@@ -57,6 +67,11 @@ const char *weft_model_name(weft_model model)
 const char *weft_policy_name(weft_policy policy)
 {
 	return (unsigned)policy < WEFT_POLICY_COUNT_ ? policy_names[policy] : NULL;
+}
+
+const char *weft_preempt_name(weft_preempt preempt)
+{
+	return (unsigned)preempt < WEFT_PREEMPT_COUNT_ ? preempt_names[preempt] : NULL;
 }
 
 const char *weft_workers_source_name(weft_workers_source source)
@@ -221,10 +236,18 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	    (unsigned)cfg.policy >= WEFT_POLICY_COUNT_ || cfg.workers < 0 ||
 	    cfg.workers > WEFT__MAX_WORKERS || cfg.queue_capacity < 0 ||
 	    (cfg.stack_size != 0 &&
-	     (cfg.stack_size < WEFT__MIN_STACK || cfg.stack_size > WEFT__MAX_STACK)))
+	     (cfg.stack_size < WEFT__MIN_STACK || cfg.stack_size > WEFT__MAX_STACK)) ||
+	    (unsigned)cfg.preempt >= WEFT_PREEMPT_COUNT_ ||
+	    (cfg.quantum_us != 0 &&
+	     (cfg.quantum_us < WEFT__MIN_QUANTUM_US || cfg.quantum_us > WEFT__MAX_QUANTUM_US)) ||
+	    cfg.mlfq_levels > WEFT__MAX_LEVELS ||
+	    (cfg.mlfq_boost_us != 0 && cfg.mlfq_boost_us < WEFT__MIN_QUANTUM_US))
 		return WEFT_EINVAL;
 
-	int model = cfg.model, policy = cfg.policy;
+	int model = cfg.model, policy = cfg.policy, preempt = cfg.preempt;
+	long quantum = cfg.quantum_us ? cfg.quantum_us : WEFT__DEFAULT_QUANTUM_US;
+	long levels = cfg.mlfq_levels ? cfg.mlfq_levels : WEFT__DEFAULT_LEVELS;
+	long boost = cfg.mlfq_boost_us ? cfg.mlfq_boost_us : WEFT__DEFAULT_BOOST_US;
 	long workers = 0, capacity = cfg.queue_capacity, stats = cfg.stats != 0;
 	long stack = (long)cfg.stack_size, seed = (long)(cfg.seed & LONG_MAX);
 	bool workers_env = false;
@@ -239,7 +262,14 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	    (rc = env_long("WEFT_STACK_SIZE", WEFT__MIN_STACK, WEFT__MAX_STACK,
 	                   "bytes from 16384 to 1073741824", &stack, NULL)) ||
 	    (rc = env_long("WEFT_SEED", 1, LONG_MAX, "integers from 1 to 9223372036854775807",
-	                   &seed, NULL)))
+	                   &seed, NULL)) ||
+	    (rc = env_name("WEFT_PREEMPT", preempt_names, WEFT_PREEMPT_COUNT_, &preempt)) ||
+	    (rc = env_long("WEFT_QUANTUM_US", WEFT__MIN_QUANTUM_US, WEFT__MAX_QUANTUM_US,
+	                   "microseconds from 100 to 10000000", &quantum, NULL)) ||
+	    (rc = env_long("WEFT_MLFQ_LEVELS", 1, WEFT__MAX_LEVELS, "integers from 1 to 64",
+	                   &levels, NULL)) ||
+	    (rc = env_long("WEFT_MLFQ_BOOST_US", WEFT__MIN_QUANTUM_US, UINT32_MAX,
+	                   "microseconds from 100 to 4294967295", &boost, NULL)))
 		return rc;
 	if (seed == 0) { /* pick one; the stats show it so a run can be replayed */
 		struct timespec ts;
@@ -255,6 +285,10 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	cfg.policy = (weft_policy)policy;
 	cfg.queue_capacity = capacity;
 	cfg.stats = (int)stats;
+	cfg.preempt = (weft_preempt)preempt;
+	cfg.quantum_us = (uint32_t)quantum;
+	cfg.mlfq_levels = (uint32_t)levels;
+	cfg.mlfq_boost_us = (uint32_t)boost;
 
 	rt->cpus_affinity = affinity_cpus();
 	rt->cpus_cgroup = cgroup_cpus();

@@ -24,6 +24,13 @@
 #define WEFT__MAX_STACK     (1L << 30)
 #define WEFT__DEFAULT_STACK 65536L
 
+#define WEFT__MIN_QUANTUM_US     100u
+#define WEFT__MAX_QUANTUM_US     10000000u
+#define WEFT__DEFAULT_QUANTUM_US 10000u /* seed 004: "assume each quantum is 10ms" */
+#define WEFT__MAX_LEVELS         64u
+#define WEFT__DEFAULT_LEVELS     4u /* seed 004's NUMPRIO */
+#define WEFT__DEFAULT_BOOST_US   100000u
+
 #define WEFT__WARN_UNUSED __attribute__((warn_unused_result))
 
 /* ------------------------------------------------------------ task state */
@@ -59,6 +66,13 @@ typedef struct weft__policy_ops {
 	 * taken (true for priority, not for fifo): models that take tasks in
 	 * batches must give the rest of a batch back when tasks arrive. */
 	bool ordered;
+	/* Ordered policies: whether a (running) must keep the worker rather
+	 * than let b (just popped) run; a yield then returns at once. */
+	bool (*more_urgent)(const weft__readyq *q, const weft_task *a, const weft_task *b);
+	/* Optional. The running task t used up a quantum (psjf, mlfq). */
+	void (*charge)(weft__readyq *q, weft_task *t);
+	/* Optional. The periodic boost (mlfq): every task back to the top. */
+	void (*boost)(weft__readyq *q);
 } weft__policy_ops;
 
 /* Priorities 0 .. WEFT__BUCKETS-1 get a FIFO bucket each under the
@@ -74,14 +88,18 @@ struct weft__readyq {
 	size_t len;
 	uint64_t next_seq; /* stamped into seq_ at push: post order */
 	uint64_t rng;      /* random: PRNG state */
+	unsigned levels;   /* mlfq: levels in use (bucket_head/tail 0 .. levels-1) */
+	uint16_t epoch;    /* mlfq: boosts so far, never 0 (a task's 0 means new) */
 };
 
 extern const weft__policy_ops weft__policy_priority;
 extern const weft__policy_ops weft__policy_fifo;
 extern const weft__policy_ops weft__policy_random;
+extern const weft__policy_ops weft__policy_psjf;
+extern const weft__policy_ops weft__policy_mlfq;
 
-/* seed: for the random policy (the effective cfg.seed). */
-void weft__readyq_init(weft__readyq *q, weft_policy policy, uint64_t seed);
+/* cfg: the effective configuration (policy, seed, mlfq levels). */
+void weft__readyq_init(weft__readyq *q, const weft_config *cfg);
 
 static inline void weft__readyq_push(weft__readyq *q, weft_task *t)
 {
@@ -185,6 +203,11 @@ extern _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initia
  * its group. Returns false when the task was discarded. After it returns the
  * task belongs to its owner again and must not be touched. */
 bool weft__run_task(weft_rt *rt, weft_task *t);
+
+/* Asks the mlfq policy to move t, which may be queued or running, to queue
+ * level `level` (0 is the top) the next time it enters the ready queue
+ * (seed 004's worker_setschedprio). Any thread; other policies ignore it. */
+void weft__task_request_level(weft_task *t, int level);
 
 /* Frees n places of the bounded queue and wakes weft_post_wait sleepers. */
 void weft__release_capacity(weft_rt *rt, long n);

@@ -132,6 +132,8 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 		return WEFT_EFULL;
 	}
 	t->group_ = g;
+	t->quanta_ = 0;
+	t->epoch_ = 0; /* mlfq: a new arrival, placed by its priority */
 	if (g)
 		atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
 		                          memory_order_relaxed);

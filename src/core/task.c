@@ -56,6 +56,14 @@ int weft_task_set_priority(weft_task *t, int64_t priority)
 	return 0;
 }
 
+_Static_assert(sizeof(void *) != 8 || sizeof(weft_task) == 96, "weft_task keeps its size (ABI)");
+
+void weft__task_request_level(weft_task *t, int level)
+{
+	atomic_store_explicit((_Atomic int32_t *)&t->level_request_, level + 1,
+	                      memory_order_relaxed);
+}
+
 int64_t weft_task_priority(const weft_task *t)
 {
 	return t ? t->priority_ : 0;

@@ -258,7 +258,7 @@ void weft__fiber_yield(void)
 	weft_task *self = f->task, *next = weft__readyq_pop(&m->ready);
 	if (!next)
 		return; /* alone: keep running */
-	if (m->ready.ops->ordered && next->priority_ > self->priority_) {
+	if (m->ready.ops->ordered && m->ready.ops->more_urgent(&m->ready, self, next)) {
 		weft__readyq_unpop(&m->ready, next); /* the caller is more urgent */
 		return;
 	}
@@ -456,7 +456,7 @@ static int fibers_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	m->rt = rt;
 	rt->model_state = m;
-	weft__readyq_init(&m->ready, rt->cfg.policy, rt->cfg.seed);
+	weft__readyq_init(&m->ready, &rt->cfg);
 	weft__timers_init(&m->timers);
 	int rc = weft__stack_pool_init(&m->stacks, rt->cfg.stack_size, STACK_CACHE);
 	if (rc == 0 && (rc = weft__poller_init(&m->poller)) == 0)

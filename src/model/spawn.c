@@ -189,7 +189,7 @@ static int spawn_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	m->rt = rt;
 	m->nslots = n;
-	weft__readyq_init(&m->ready, rt->cfg.policy, rt->cfg.seed);
+	weft__readyq_init(&m->ready, &rt->cfg);
 	for (int i = 0; i < n; i++) {
 		m->slots[i].m = m;
 		m->slots[i].index = i;

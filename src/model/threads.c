@@ -501,7 +501,7 @@ static int threads_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	m->rt = rt;
 	m->nworkers = n;
-	weft__readyq_init(&m->ready, rt->cfg.policy, rt->cfg.seed);
+	weft__readyq_init(&m->ready, &rt->cfg);
 	m->ordered = m->ready.ops->ordered;
 	rt->model_state = m;
 	for (int i = 0; i < n; i++) {

@@ -17,6 +17,7 @@
  * sift-up wrong and did not keep FIFO among equal priorities; here the order
  * is total and exact. */
 #include "core/internal.h"
+#include "policy/buckets.h"
 #include "policy/pairing.h"
 
 static bool before(const weft_task *a, const weft_task *b)
@@ -31,48 +32,31 @@ static bool in_buckets(int64_t priority)
 
 static void priority_push(weft__readyq *q, weft_task *t)
 {
-	t->next_ = NULL;
-	if (in_buckets(t->priority_)) {
-		int b = (int)t->priority_;
-		if (q->bucket_tail[b])
-			q->bucket_tail[b]->next_ = t;
-		else
-			q->bucket_head[b] = t;
-		q->bucket_tail[b] = t;
-		q->nonempty |= UINT64_C(1) << b;
-		return;
-	}
-	weft__pairing_insert(&q->root, t, before);
+	if (in_buckets(t->priority_))
+		weft__bucket_push(q, (unsigned)t->priority_, t);
+	else
+		weft__pairing_insert(&q->root, t, before);
 }
 
 static weft_task *priority_pop(weft__readyq *q)
 {
-	if (q->nonempty && !(q->root && q->root->priority_ < 0)) {
-		int b = __builtin_ctzll(q->nonempty);
-		weft_task *t = q->bucket_head[b];
-		q->bucket_head[b] = t->next_;
-		if (!t->next_) {
-			q->bucket_tail[b] = NULL;
-			q->nonempty &= ~(UINT64_C(1) << b);
-		}
-		return t;
-	}
+	if (q->nonempty && !(q->root && q->root->priority_ < 0))
+		return weft__bucket_pop_lowest(q);
 	return weft__pairing_pop(&q->root, before);
 }
 
 static void priority_unpop(weft__readyq *q, weft_task *t)
 {
-	if (in_buckets(t->priority_)) {
-		int b = (int)t->priority_;
-		t->next_ = q->bucket_head[b];
-		q->bucket_head[b] = t;
-		if (!q->bucket_tail[b])
-			q->bucket_tail[b] = t;
-		q->nonempty |= UINT64_C(1) << b;
-		return;
-	}
-	t->next_ = NULL;
-	weft__pairing_insert(&q->root, t, before);
+	if (in_buckets(t->priority_))
+		weft__bucket_push_front(q, (unsigned)t->priority_, t);
+	else
+		weft__pairing_insert(&q->root, t, before);
+}
+
+static bool priority_more_urgent(const weft__readyq *q, const weft_task *a, const weft_task *b)
+{
+	(void)q;
+	return a->priority_ < b->priority_;
 }
 
 const weft__policy_ops weft__policy_priority = {
@@ -81,4 +65,5 @@ const weft__policy_ops weft__policy_priority = {
         .pop = priority_pop,
         .unpop = priority_unpop,
         .ordered = true,
+        .more_urgent = priority_more_urgent,
 };
