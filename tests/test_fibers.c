@@ -457,6 +457,93 @@ static void many_parked(void)
 	free(t);
 }
 
+/* A fiber waiting for a task or a group parks: while the awaited work is
+ * itself parked, the worker switches to nobody and burns no CPU (a waiter
+ * that polled by yielding would spin for the whole wait). The last wait is for a task of
+ * another runtime (threads), finished by one of its workers. */
+static weft_sem gate_sem;
+static weft_rt *other_rt;
+
+static void gated(void *arg)
+{
+	(void)arg;
+	WT_CHECK_RC(0, weft_sem_wait(&gate_sem));
+}
+
+static void waits_for_all(void *arg)
+{
+	_Atomic int *stage = arg;
+	weft_task c, g1, x;
+	weft_group g;
+	WT_CHECK_RC(0, weft_task_init(&c, gated, NULL));
+	WT_CHECK_RC(0, weft_post(weft_rt_current(), &c));
+	WT_CHECK_RC(0, weft_wait(&c));
+	atomic_store(stage, 1);
+	WT_CHECK_RC(0, weft_group_init(&g));
+	WT_CHECK_RC(0, weft_task_init(&g1, gated, NULL));
+	WT_CHECK_RC(0, weft_post_in(weft_rt_current(), &g, &g1));
+	WT_CHECK_RC(0, weft_group_wait(&g));
+	atomic_store(stage, 2);
+	WT_CHECK_RC(0, weft_task_init(&x, gated, NULL));
+	WT_CHECK_RC(0, weft_post(other_rt, &x));
+	WT_CHECK_RC(0, weft_wait(&x));
+	atomic_store(stage, 3);
+}
+
+static _Atomic int *stage_ptr;
+static int stage_want;
+
+static bool stage_reached(void *arg)
+{
+	(void)arg;
+	return atomic_load(stage_ptr) == stage_want;
+}
+
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint64_t switches_of(weft_rt *rt)
+{
+	weft_stats st;
+	assert_rc(0, weft_stats_get(rt, &st));
+	return st.switches;
+}
+
+static void wait_parks(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_THREADS;
+	cfg.workers = 1;
+	other_rt = wt_create(&cfg);
+	assert_rc(0, weft_sem_init(&gate_sem, 0));
+	_Atomic int stage = 0;
+	stage_ptr = &stage;
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, waits_for_all, &stage));
+	assert_rc(0, weft_post(rt, &t));
+	for (int want = 1; want <= 3; want++) {
+		wt_sleep_ms(20); /* both fibers (or the thread task) park */
+		uint64_t before = switches_of(rt);
+		int64_t cpu = cpu_ns();
+		wt_sleep_ms(30);
+		assert_true(cpu_ns() - cpu < 10 * 1000000);
+		assert_int_equal(switches_of(rt), before);
+		assert_int_equal(atomic_load(&stage), want - 1);
+		assert_rc(0, weft_sem_post(&gate_sem));
+		stage_want = want;
+		assert_true(wt_poll(stage_reached, NULL));
+	}
+	assert_rc(0, weft_wait(&t));
+	assert_rc(0, weft_rt_destroy(other_rt));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 /* weft_blocking on a fiber: the call runs elsewhere and the worker keeps
  * running the other fibers meanwhile. */
 static _Atomic int ticks, blocking_index;
@@ -620,5 +707,5 @@ static void env_stack_size(void)
 
 WT_CASES(WT_CASE(yield_interleave), WT_CASE(yield_respects_priority), WT_CASE(random_replay),
          WT_CASE(priority_order), WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd),
-         WT_CASE(primitives), WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(blocking_call),
-         WT_CASE(destroy_cancel), WT_CASE(env_stack_size));
+         WT_CASE(primitives), WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(wait_parks),
+         WT_CASE(blocking_call), WT_CASE(destroy_cancel), WT_CASE(env_stack_size));

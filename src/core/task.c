@@ -5,12 +5,12 @@
  * owner may free either the moment it sees it finished. So the finisher
  * reads what it needs first, then publishes with one atomic exchange (task)
  * or subtraction (group) that also tells it whether anyone sleeps, and then
- * only calls futex wake, which never dereferences the address. */
-#include <limits.h>
+ * only wakes waiters by the address (weft__word_wake_all), which it never
+ * dereferences. */
 #include <string.h>
 
-#include "core/futex.h"
 #include "core/internal.h"
+#include "core/parking.h"
 
 static _Atomic uint32_t *state_word(const weft_task *t)
 {
@@ -20,14 +20,6 @@ static _Atomic uint32_t *state_word(const weft_task *t)
 static _Atomic uint32_t *pending_word(const weft_group *g)
 {
 	return (_Atomic uint32_t *)&g->pending_;
-}
-
-/* A fiber must not block its worker: until tasks get waiter queues, a fiber
- * waiting for a task or group yields between checks. */
-static void yield_if_fiber(void)
-{
-	if (weft__tls.fiber)
-		weft__fiber_yield();
 }
 
 int weft_task_init(weft_task *t, weft_fn fn, void *arg)
@@ -91,14 +83,13 @@ const char *weft_task_state_name(weft_task_state state)
 static void finish(weft_task *t, weft_task_state end)
 {
 	weft_group *g = t->group_;
-	uint32_t old = atomic_exchange_explicit(state_word(t), end, memory_order_acq_rel);
+	uint32_t old = atomic_exchange(state_word(t), end);
 	if (old & WEFT__WAITER)
-		weft__futex_wake(state_word(t), INT_MAX);
+		weft__word_wake_all(state_word(t));
 	if (g) {
-		uint32_t was = atomic_fetch_sub_explicit(pending_word(g), WEFT__GROUP_ONE,
-		                                         memory_order_acq_rel);
+		uint32_t was = atomic_fetch_sub(pending_word(g), WEFT__GROUP_ONE);
 		if (was == (WEFT__GROUP_ONE | WEFT__GROUP_WAITER))
-			weft__futex_wake(pending_word(g), INT_MAX);
+			weft__word_wake_all(pending_word(g));
 	}
 }
 
@@ -126,7 +117,7 @@ int weft_wait(weft_task *t)
 	if (weft__tls.task == t)
 		return WEFT_EDEADLK;
 	_Atomic uint32_t *w = state_word(t);
-	for (;; yield_if_fiber()) {
+	for (;;) {
 		uint32_t s = atomic_load_explicit(w, memory_order_acquire);
 		switch (s & WEFT__STATE_MASK) {
 		case WEFT_TASK_IDLE:
@@ -136,11 +127,9 @@ int weft_wait(weft_task *t)
 		case WEFT_TASK_CANCELLED:
 			return WEFT_ECANCELED;
 		}
-		if (weft__tls.fiber)
-			continue;
 		if (!(s & WEFT__WAITER) && !atomic_compare_exchange_weak(w, &s, s | WEFT__WAITER))
 			continue;
-		weft__futex_wait(w, s | WEFT__WAITER, -1);
+		weft__word_wait(w, s | WEFT__WAITER);
 	}
 }
 
@@ -157,7 +146,7 @@ int weft_group_wait(weft_group *g)
 	if (!g)
 		return WEFT_EINVAL;
 	_Atomic uint32_t *w = pending_word(g);
-	for (;; yield_if_fiber()) {
+	for (;;) {
 		uint32_t p = atomic_load_explicit(w, memory_order_acquire);
 		if (p < WEFT__GROUP_ONE) {
 			/* Done: clear our waiter bit for the group's next use. */
@@ -165,12 +154,10 @@ int weft_group_wait(weft_group *g)
 				return 0;
 			continue;
 		}
-		if (weft__tls.fiber)
-			continue;
 		if (!(p & WEFT__GROUP_WAITER) &&
 		    !atomic_compare_exchange_weak(w, &p, p | WEFT__GROUP_WAITER))
 			continue;
-		weft__futex_wait(w, p | WEFT__GROUP_WAITER, -1);
+		weft__word_wait(w, p | WEFT__GROUP_WAITER);
 	}
 }
 

@@ -490,6 +490,7 @@ static void fibers_stats(weft_rt *rt, weft_stats *s)
 	s->run += finished - cancelled;
 	s->cancelled += cancelled;
 	s->sleeps += atomic_load(&m->sleeps);
+	s->switches += atomic_load(&m->switches);
 }
 
 const weft__model_ops weft__model_fibers = {
