@@ -192,6 +192,10 @@ typedef struct weft__thread_ctx {
 	int index;       /* worker index, -1 outside workers */
 	weft_task *task; /* task running now, or NULL */
 	void *fiber;     /* the running fiber under a fiber model, or NULL */
+	/* Non-zero while weft is in a critical section a preemption tick
+	 * must not interrupt (src/fiber/preempt.h); a plain int because only
+	 * this thread and its own signal handler touch it. */
+	int nopreempt;
 } weft__thread_ctx;
 
 /* initial-exec: one instruction to reach it, also from libweft.so; the

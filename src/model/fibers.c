@@ -26,11 +26,13 @@
  * Not yet here (issue 3): preemption, the psjf/mlfq policies, and parking
  * in weft_wait/weft_group_wait (a fiber waiting for a task yields until it
  * is done, which is correct but polls). */
+#include <stdio.h>
 #include <time.h>
 
 #include "core/completion.h"
 #include "core/internal.h"
 #include "fiber/context.h"
+#include "fiber/preempt.h"
 #include "fiber/stack.h"
 #include "io/poller.h"
 #include "io/timers.h"
@@ -69,8 +71,17 @@ typedef struct fibers {
 
 	weft__completion done; /* external posts, wait_all sleepers */
 
+	/* The quantum clock (worker only; the tick handler runs on it too). */
+	weft__ticker ticker;
+	bool preempt;           /* ticks may switch fibers, not only charge */
+	_Atomic uint64_t ticks; /* quanta of worker CPU time so far */
+	uint64_t tick_switches; /* m->switches at the previous tick */
+	uint64_t boost_every;   /* mlfq: ticks between boosts, 0: never */
+	uint64_t next_boost;
+
 	/* Written by the worker only. */
 	WEFT__ALIGNED _Atomic uint64_t finished, posted_inside, cancelled, switches, sleeps;
+	_Atomic uint64_t preemptions, deferred;
 	_Atomic int stopping;
 } fibers;
 
@@ -144,7 +155,9 @@ static void make_ready(fibers *m, weft_task *t)
 static void fiber_entry(void *arg)
 {
 	fiber *f = arg;
+	weft__tls.nopreempt = 0; /* the scheduler's stays 1 */
 	bool ran = weft__run_task(f->m->rt, f->task);
+	weft__tls.nopreempt = 1;
 	bump(&f->m->cancelled, !ran);
 	atomic_store_explicit(&f->state, DONE, memory_order_relaxed);
 	weft__context_switch(NULL, &f->m->sched); /* never returns */
@@ -209,6 +222,7 @@ static void run(fibers *m, weft_task *t)
 	}
 	enter(m, f);
 	weft__context_switch(&m->sched, &f->ctx);
+	weft__tls.nopreempt = 1;
 	/* Whoever switched back may be another fiber than f: a yield hands
 	 * the worker from fiber to fiber directly. */
 	f = m->current;
@@ -233,22 +247,31 @@ static void run(fibers *m, weft_task *t)
 	}
 }
 
+/* Switches from fiber f to the context `to` (the scheduler or the next
+ * fiber); returns when f runs again, with this thread's per-fiber context
+ * (the task, the preemption guard) restored. */
+static void switch_out(fiber *f, weft__context *to)
+{
+	weft_task *t = weft__tls.task;
+	int nopreempt = weft__tls.nopreempt;
+	weft__context_switch(&f->ctx, to);
+	weft__tls.nopreempt = nopreempt;
+	weft__tls.task = t;
+}
+
 /* Switches from the running fiber to the scheduler; returns when the
  * scheduler runs it again. */
 static void to_scheduler(fiber *f, int state)
 {
 	atomic_store_explicit(&f->state, state, memory_order_release);
-	weft_task *t = weft__tls.task;
-	weft__context_switch(&f->ctx, &f->m->sched);
-	weft__tls.task = t;
+	switch_out(f, &f->m->sched);
 }
 
 /* A yield switches straight to the next ready fiber when that one has
  * started already and nothing waits in the inbox or the timers, saving the
  * round trip through the scheduler (half the switches). */
-void weft__fiber_yield(void)
+static void yield_locked(fiber *f)
 {
-	fiber *f = current();
 	fibers *m = f->m;
 	if (atomic_load_explicit(&m->inbox, memory_order_relaxed) ||
 	    weft__timers_next(&m->timers) != INT64_MAX) {
@@ -270,10 +293,15 @@ void weft__fiber_yield(void)
 	}
 	atomic_store_explicit(&f->state, READY, memory_order_relaxed);
 	weft__readyq_push(&m->ready, self);
-	weft_task *t = weft__tls.task;
 	enter(m, g);
-	weft__context_switch(&f->ctx, &g->ctx);
-	weft__tls.task = t;
+	switch_out(f, &g->ctx);
+}
+
+void weft__fiber_yield(void)
+{
+	weft__tls.nopreempt++;
+	yield_locked(current());
+	weft__tls.nopreempt--;
 }
 
 /* The fiber is already in a wait queue (its waker may run on another
@@ -282,14 +310,13 @@ void weft__fiber_yield(void)
 void weft__fiber_park(void *fp)
 {
 	fiber *f = fp;
+	weft__tls.nopreempt++;
 	int running = RUNNING;
-	if (!atomic_compare_exchange_strong(&f->state, &running, PARKING)) {
+	if (atomic_compare_exchange_strong(&f->state, &running, PARKING))
+		switch_out(f, &f->m->sched);
+	else /* woken before it could park */
 		atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
-		return; /* woken before it could park */
-	}
-	weft_task *t = weft__tls.task;
-	weft__context_switch(&f->ctx, &f->m->sched);
-	weft__tls.task = t;
+	weft__tls.nopreempt--;
 }
 
 void weft__fiber_unpark(void *fp)
@@ -297,43 +324,51 @@ void weft__fiber_unpark(void *fp)
 	fiber *f = fp;
 	fibers *m = f->m; /* read before the fiber can run and end */
 	weft_task *t = f->task;
+	weft__tls.nopreempt++; /* make_ready may push to this worker's queue */
 	int s = atomic_load(&f->state);
 	for (;;) {
 		if (s == PARKED) {
 			if (atomic_compare_exchange_weak(&f->state, &s, READY)) {
 				make_ready(m, t);
-				return;
+				break;
 			}
 		} else if (s == PARKING || s == RUNNING) {
 			/* Not switched out yet: park or the scheduler will see
 			 * WOKEN and keep it running. */
 			if (atomic_compare_exchange_weak(&f->state, &s, WOKEN))
-				return;
+				break;
 		} else {
-			return; /* already woken */
+			break; /* already woken */
 		}
 	}
+	weft__tls.nopreempt--;
 }
 
 void weft__fiber_sleep(int64_t ns)
 {
 	fiber *f = current();
+	weft__tls.nopreempt++;
 	weft__timers_add(&f->m->timers, &f->timer, now_ns() + ns);
 	weft__fiber_park(f);
+	weft__tls.nopreempt--;
 }
 
 int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 {
 	fiber *f = current();
 	fibers *m = f->m;
-	if (weft__poller_arm(&m->poller, fd, events, f) != 0)
+	weft__tls.nopreempt++;
+	if (weft__poller_arm(&m->poller, fd, events, f) != 0) {
+		weft__tls.nopreempt--;
 		return WEFT_EINVAL;
+	}
 	f->wait_fd = fd;
 	f->wait_result = 0;
 	if (timeout_ns >= 0)
 		weft__timers_add(&m->timers, &f->timer, now_ns() + timeout_ns);
 	weft__fiber_park(f);
 	f->wait_fd = -1;
+	weft__tls.nopreempt--;
 	return f->wait_result;
 }
 
@@ -360,6 +395,72 @@ static void expire_timers(fibers *m)
 		}
 		weft__fiber_unpark(f);
 	}
+}
+
+/* ------------------------------------------------------------ quanta */
+
+/* Runs in the signal handler of the worker's quantum clock (preempt.h),
+ * interrupting whatever the worker was doing. Every tick charges the
+ * running fiber a quantum (psjf, mlfq); under WEFT_PREEMPT=timer a fiber
+ * that has run through a whole tick interval is switched out if the
+ * interrupted code is a safe point, else at a later tick. */
+static void on_tick(void *ctx, uintptr_t pc)
+{
+	fibers *m = ctx;
+	atomic_store_explicit(&m->ticks, atomic_load_explicit(&m->ticks, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	fiber *f = weft__tls.fiber;
+	if (!f || weft__tls.nopreempt)
+		return; /* the scheduler, or weft's own critical section */
+	if (m->ready.ops->charge)
+		m->ready.ops->charge(&m->ready, f->task);
+	uint64_t switches = atomic_load_explicit(&m->switches, memory_order_relaxed);
+	bool whole_quantum = switches == m->tick_switches;
+	m->tick_switches = switches;
+	if (!m->preempt || !whole_quantum)
+		return;
+	if (!weft__pc_in_app(pc)) {
+		bump(&m->deferred, 1); /* in libc or another library: next tick */
+		return;
+	}
+	bump(&m->preemptions, 1);
+	weft__tls.nopreempt++;
+	to_scheduler(f, READY);
+	weft__tls.nopreempt--;
+}
+
+static void start_quantum_clock(fibers *m)
+{
+	const weft_config *cfg = &m->rt->cfg;
+	m->preempt = cfg->preempt == WEFT_PREEMPT_TIMER;
+	if (!m->preempt && !m->ready.ops->charge)
+		return;
+	int64_t quantum = (int64_t)cfg->quantum_us * 1000;
+	int rc = weft__ticker_start(&m->ticker, quantum, on_tick, m);
+	if (rc) {
+		fprintf(stderr, "weft: no quantum clock (%s): fibers run cooperatively\n",
+		        weft_strerror(rc));
+		m->preempt = false;
+		return;
+	}
+	if (m->ready.ops->boost) {
+		m->boost_every = cfg->mlfq_boost_us / cfg->quantum_us;
+		m->boost_every += m->boost_every == 0;
+		m->next_boost = m->boost_every;
+	}
+}
+
+/* mlfq's periodic boost, in quanta of worker CPU time: a worker that idles
+ * has nobody to starve. */
+static void maybe_boost(fibers *m)
+{
+	if (!m->boost_every)
+		return;
+	uint64_t ticks = atomic_load_explicit(&m->ticks, memory_order_relaxed);
+	if (ticks < m->next_boost)
+		return;
+	m->ready.ops->boost(&m->ready);
+	m->next_boost = ticks + m->boost_every;
 }
 
 /* ------------------------------------------------------------ waiting */
@@ -389,11 +490,14 @@ static void *worker_main(void *arg)
 	fibers *m = arg;
 	weft__tls.rt = m->rt;
 	weft__tls.index = 0;
+	weft__tls.nopreempt = 1; /* the scheduler is never preempted */
 	weft__context_init_thread(&m->sched);
 	weft__stack_overflow_handler_install();
+	start_quantum_clock(m);
 	for (;;) {
 		drain_inbox(m);
 		expire_timers(m);
+		maybe_boost(m);
 		weft_task *t = weft__readyq_pop(&m->ready);
 		if (t) {
 			run(m, t);
@@ -413,7 +517,9 @@ static void *worker_main(void *arg)
 		}
 		atomic_store(&m->sleeping, 0);
 	}
+	weft__ticker_stop(&m->ticker);
 	weft__context_release(&m->sched);
+	weft__tls.nopreempt = 0;
 	weft__tls.rt = NULL;
 	weft__tls.index = -1;
 	return NULL;
@@ -433,7 +539,9 @@ static int fibers_submit(weft_rt *rt, weft_task *t, bool from_task)
 	if (from_task) {
 		atomic_store_explicit(&m->posted_inside, m->posted_inside + 1,
 		                      memory_order_relaxed);
+		weft__tls.nopreempt++;
 		weft__readyq_push(&m->ready, t);
+		weft__tls.nopreempt--;
 		return 0;
 	}
 	return weft__external_post(&m->done, rt, t, push_task, m);
@@ -491,6 +599,7 @@ static void fibers_stats(weft_rt *rt, weft_stats *s)
 	s->cancelled += cancelled;
 	s->sleeps += atomic_load(&m->sleeps);
 	s->switches += atomic_load(&m->switches);
+	s->preemptions += atomic_load(&m->preemptions);
 }
 
 const weft__model_ops weft__model_fibers = {

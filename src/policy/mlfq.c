@@ -14,7 +14,7 @@
  *
  * Boost is O(levels): the queued lists are spliced onto level 0 and the
  * epoch advances; every task, queued then or not, notices that its epoch_
- * is old the next time it is pushed, unpopped or charged and starts over at
+ * is old the next time it is popped, pushed or charged and starts over at
  * the top. weft__task_request_level (seed 004's worker_setschedprio)
  * takes effect at the task's next push. */
 #include "core/internal.h"
@@ -27,14 +27,20 @@ static unsigned clamp_level(const weft__readyq *q, int64_t level)
 	return level >= (int64_t)q->levels ? q->levels - 1 : (unsigned)level;
 }
 
-/* Brings t->level_ up to date with boosts and requests. */
-static void settle(weft__readyq *q, weft_task *t)
+/* Brings t->level_ up to date with the boosts. */
+static void refresh(weft__readyq *q, weft_task *t)
 {
 	if (t->epoch_ == 0) /* new: its priority says where it starts */
 		t->level_ = (uint16_t)clamp_level(q, t->priority_);
 	else if (t->epoch_ != q->epoch)
-		t->level_ = 0; /* boosted while it was not queued */
+		t->level_ = 0; /* boosted since its level was set */
 	t->epoch_ = q->epoch;
+}
+
+/* ... and with a requested level. */
+static void settle(weft__readyq *q, weft_task *t)
+{
+	refresh(q, t);
 	int32_t request = atomic_exchange_explicit((_Atomic int32_t *)&t->level_request_, 0,
 	                                           memory_order_relaxed);
 	if (request)
@@ -49,12 +55,13 @@ static void mlfq_push(weft__readyq *q, weft_task *t)
 
 static weft_task *mlfq_pop(weft__readyq *q)
 {
-	return weft__bucket_pop_lowest(q);
+	weft_task *t = weft__bucket_pop_lowest(q);
+	refresh(q, t); /* a boost may have moved it to the top meanwhile */
+	return t;
 }
 
 static void mlfq_unpop(weft__readyq *q, weft_task *t)
 {
-	settle(q, t); /* a boost may have moved it to the top meanwhile */
 	weft__bucket_push_front(q, t->level_, t);
 }
 

@@ -1,0 +1,47 @@
+/* The quantum clock behind timer preemption: a per-thread ticker that calls
+ * a function from a signal handler every `period` of the thread's own CPU
+ * time (so an idle worker gets no ticks), and the safe-point test the
+ * handler uses to decide whether the interrupted code may be switched away
+ * from.
+ *
+ * The rule (docs/fibers.md, "Preemption"): a fiber is switched at a tick
+ * only when the interrupted instruction belongs to the application's own
+ * code, i.e. lies in an executable segment of the main program, and weft is
+ * not inside its own critical section (weft__tls.nopreempt == 0, raised by
+ * every weft lock and scheduler path). Code in libc, the dynamic loader,
+ * the vDSO, libweft.so, a sanitizer runtime or any other shared library is
+ * never interrupted: a fiber preempted inside malloc or printf would hold
+ * their locks while the next fiber wants them. A tick that lands there is
+ * deferred to a later tick.
+ *
+ * Linux: timer_create on CLOCK_THREAD_CPUTIME_ID delivering WEFT__TICK_SIGNAL
+ * to the thread (SIGEV_THREAD_ID); the handler runs on the interrupted
+ * fiber's stack with SA_NODEFER, so switching away inside it leaves the
+ * thread's signal mask as it was (no sigprocmask on any switch path).
+ * Elsewhere weft__ticker_start answers WEFT_ENOTSUP. */
+#ifndef WEFT_SRC_FIBER_PREEMPT_H
+#define WEFT_SRC_FIBER_PREEMPT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Called from the signal handler on the ticking thread. pc is the
+ * interrupted instruction (0 when unknown). */
+typedef void (*weft__tick_fn)(void *ctx, uintptr_t pc);
+
+typedef struct weft__ticker {
+	void *timer; /* the platform's timer handle */
+	bool running;
+} weft__ticker;
+
+/* Starts ticking the calling thread every period_ns of its CPU time.
+ * Returns 0, WEFT_ENOTSUP (no per-thread CPU timers here) or WEFT_EAGAIN. */
+int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, void *ctx);
+
+/* Stops it; on the thread that started it. No tick runs after it returns. */
+void weft__ticker_stop(weft__ticker *t);
+
+/* Whether pc lies in an executable segment of the main program. */
+bool weft__pc_in_app(uintptr_t pc);
+
+#endif

@@ -1,0 +1,163 @@
+/* Linux side of src/fiber/preempt.h. */
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "fiber/preempt.h"
+
+/* SIGURG, as Go's runtime uses for the same job: its default action is to
+ * ignore it, so a stray one hurts nobody, and few programs use it (out-of-
+ * band socket data); a SIGURG that is not weft's tick goes to the handler
+ * installed before weft's. */
+#define WEFT__TICK_SIGNAL SIGURG
+
+static _Thread_local weft__tick_fn tick_fn __attribute__((tls_model("initial-exec")));
+static _Thread_local void *tick_ctx __attribute__((tls_model("initial-exec")));
+
+static struct sigaction previous;
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+static int install_error;
+
+/* ------------------------------------------------------------ safe points */
+
+#define MAX_RANGES 16
+
+static struct {
+	uintptr_t lo, hi;
+} app_text[MAX_RANGES];
+static int app_ranges;
+
+static int collect_main_program(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	/* The first object is the main program. */
+	for (int i = 0; i < info->dlpi_phnum && app_ranges < MAX_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			app_text[app_ranges].lo = info->dlpi_addr + ph->p_vaddr;
+			app_text[app_ranges].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			app_ranges++;
+		}
+	}
+	return 1; /* stop after the first */
+}
+
+bool weft__pc_in_app(uintptr_t pc)
+{
+	for (int i = 0; i < app_ranges; i++)
+		if (pc >= app_text[i].lo && pc < app_text[i].hi)
+			return true;
+	return false;
+}
+
+static uintptr_t interrupted_pc(void *uc_void)
+{
+	ucontext_t *uc = uc_void;
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.pc;
+#else
+	(void)uc;
+	return 0; /* unknown: never a safe point, so never preempted */
+#endif
+}
+
+/* ------------------------------------------------------------ handler */
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+	if (previous.sa_flags & SA_SIGINFO) {
+		if (previous.sa_sigaction)
+			previous.sa_sigaction(sig, si, uc);
+	} else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+		previous.sa_handler(sig);
+	}
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	weft__tick_fn fn = tick_fn;
+	if (si->si_code != SI_TIMER || !fn) {
+		chain(sig, si, uc);
+		return;
+	}
+	int saved_errno = errno;
+	fn(tick_ctx, interrupted_pc(uc));
+	errno = saved_errno;
+}
+
+static void install(void)
+{
+	dl_iterate_phdr(collect_main_program, NULL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	/* SA_NODEFER: the handler may switch to another fiber and come back
+	 * much later; the tick signal must stay unblocked meanwhile. The
+	 * handler tolerates nesting: a nested tick finds nopreempt raised. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(WEFT__TICK_SIGNAL, &sa, &previous) != 0)
+		install_error = WEFT_ENOTSUP;
+}
+
+/* ------------------------------------------------------------ ticker */
+
+int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, void *ctx)
+{
+	pthread_once(&install_once, install);
+	if (install_error)
+		return install_error;
+	tick_ctx = ctx;
+	tick_fn = fn;
+
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = WEFT__TICK_SIGNAL;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	timer_t id;
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0) {
+		tick_fn = NULL;
+		return errno == EAGAIN ? WEFT_EAGAIN : WEFT_ENOTSUP;
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, WEFT__TICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+
+	struct itimerspec its = {
+	        .it_interval = {.tv_sec = period_ns / 1000000000,
+	                        .tv_nsec = period_ns % 1000000000},
+	};
+	its.it_value = its.it_interval;
+	timer_settime(id, 0, &its, NULL);
+	t->timer = id;
+	t->running = true;
+	return 0;
+}
+
+void weft__ticker_stop(weft__ticker *t)
+{
+	if (!t->running)
+		return;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, WEFT__TICK_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	timer_delete((timer_t)t->timer);
+	tick_fn = NULL;
+	tick_ctx = NULL;
+	t->running = false;
+	/* A tick already pending stays blocked: it is discarded with the
+	 * thread, whose mask never unblocks the signal again. */
+}
