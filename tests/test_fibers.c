@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,6 +182,102 @@ static void random_replay(void)
 	unsetenv("WEFT_SEED");
 	assert_rc(WEFT_EINVAL, rc);
 	assert_non_null(strstr(err, "WEFT_SEED"));
+}
+
+/* Under random with a chosen seed, sleeps run on a virtual clock: seconds
+ * of sleeping take no real time, and the same seed gives the same trace,
+ * timing included. */
+enum { VS_FIBERS = 8, VS_ROUNDS = 4 };
+static int vs_trace[VS_FIBERS * VS_ROUNDS], vs_n;
+
+static void virtual_sleeper(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	for (int r = 0; r < VS_ROUNDS; r++) {
+		/* 0.5 .. 3 s, different per fiber and round */
+		int64_t ns = (500 + ((me * 7 + r * 13) % 6) * 500) * 1000000LL;
+		WT_CHECK_RC(0, weft_sleep_ns(ns));
+		vs_trace[vs_n++] = me * 100 + r;
+	}
+}
+
+static void virtual_run(uint64_t seed, int *trace)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_FIBERS;
+	cfg.policy = WEFT_POLICY_RANDOM;
+	cfg.seed = seed;
+	weft_rt *rt = wt_create(&cfg);
+	vs_n = 0;
+	weft_task t[VS_FIBERS];
+	for (int i = 0; i < VS_FIBERS; i++) {
+		assert_rc(0, weft_task_init(&t[i], virtual_sleeper, (void *)(intptr_t)i));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	assert_int_equal(vs_n, VS_FIBERS * VS_ROUNDS);
+	memcpy(trace, vs_trace, sizeof(vs_trace));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+static void virtual_clock(void)
+{
+	static int a[VS_FIBERS * VS_ROUNDS], b[VS_FIBERS * VS_ROUNDS];
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	virtual_run(99, a);
+	virtual_run(99, b);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_memory_equal(a, b, sizeof(a));
+	/* Each fiber sleeps 2 to 12 virtual seconds; both runs took far less. */
+	assert_true(t1.tv_sec - t0.tv_sec < 3);
+	/* Wake-ups follow the virtual deadlines: fiber 0 sleeps 0.5 s first
+	 * (me 0, r 0), the shortest, so it wakes first. */
+	assert_int_equal(a[0], 0);
+}
+
+/* A failing run under random prints its seed: a child process creates a
+ * runtime with seed 4242 and exits with status 3 (then 0, and stays
+ * silent). */
+static const char *child_stderr(int status)
+{
+	static char buf[512];
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		weft_config cfg;
+		weft_config_init(&cfg);
+		cfg.model = WEFT_MODEL_FIBERS;
+		cfg.policy = WEFT_POLICY_RANDOM;
+		cfg.seed = 4242;
+		weft_rt *rt;
+		if (weft_rt_create(&rt, &cfg) == 0)
+			weft_rt_destroy(rt);
+		exit(status);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t r;
+	while ((r = read(fds[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+	close(fds[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == status);
+	return buf;
+}
+
+static void seed_on_failure(void)
+{
+	const char *err = child_stderr(3);
+	assert_non_null(strstr(err, "WEFT_SEED=4242"));
+	err = child_stderr(0);
+	assert_null(strstr(err, "WEFT_SEED"));
 }
 
 enum { PRIO_N = 300 };
@@ -706,6 +803,7 @@ static void env_stack_size(void)
 }
 
 WT_CASES(WT_CASE(yield_interleave), WT_CASE(yield_respects_priority), WT_CASE(random_replay),
-         WT_CASE(priority_order), WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd),
-         WT_CASE(primitives), WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(wait_parks),
-         WT_CASE(blocking_call), WT_CASE(destroy_cancel), WT_CASE(env_stack_size));
+         WT_CASE(virtual_clock), WT_CASE(seed_on_failure), WT_CASE(priority_order),
+         WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd), WT_CASE(primitives),
+         WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(wait_parks), WT_CASE(blocking_call),
+         WT_CASE(destroy_cancel), WT_CASE(env_stack_size));

@@ -271,6 +271,7 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	    (rc = env_long("WEFT_MLFQ_BOOST_US", WEFT__MIN_QUANTUM_US, UINT32_MAX,
 	                   "microseconds from 100 to 4294967295", &boost, NULL)))
 		return rc;
+	rt->seed_given = seed != 0;
 	if (seed == 0) { /* pick one; the stats show it so a run can be replayed */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -169,6 +169,7 @@ struct weft_rt {
 	uint32_t magic;  /* WEFT__RT_MAGIC while alive; catches stale handles */
 	weft_config cfg; /* effective: defaults < code < environment */
 	weft_workers_source workers_source;
+	bool seed_given; /* cfg.seed came from the code or WEFT_SEED, not picked */
 	int cpus_affinity, cpus_cgroup;
 	const weft__model_ops *model;
 	void *model_state;

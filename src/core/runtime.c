@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/futex.h"
 #include "core/internal.h"
@@ -19,6 +20,38 @@ _Static_assert(sizeof(models) / sizeof(models[0]) == WEFT_MODEL_COUNT_, "one ops
 static bool alive(const weft_rt *rt)
 {
 	return rt && rt->magic == WEFT__RT_MAGIC;
+}
+
+/* A run under the random policy that fails should say how to replay it:
+ * the seed of the last random runtime is printed if the process exits with
+ * a non-zero status (a failed test, an assertion in the program). */
+static _Atomic uint64_t last_random_seed;
+static pthread_once_t seed_hook_once = PTHREAD_ONCE_INIT;
+
+static void print_seed_on_failure(int status, void *arg)
+{
+	(void)arg;
+	uint64_t seed = atomic_load(&last_random_seed);
+	if (status != 0 && seed)
+		fprintf(stderr,
+		        "weft: this run used WEFT_POLICY=random with seed %llu; "
+		        "WEFT_SEED=%llu replays it\n",
+		        (unsigned long long)seed, (unsigned long long)seed);
+}
+
+static void install_seed_hook(void)
+{
+#ifdef __GLIBC__
+	on_exit(print_seed_on_failure, NULL);
+#endif
+}
+
+static void remember_seed(const weft_rt *rt)
+{
+	if (rt->cfg.policy != WEFT_POLICY_RANDOM)
+		return;
+	atomic_store(&last_random_seed, rt->cfg.seed);
+	pthread_once(&seed_hook_once, install_seed_hook);
 }
 
 int weft_rt_create(weft_rt **out, const weft_config *cfg)
@@ -41,6 +74,7 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 		return rc;
 	}
 	atomic_fetch_add(&weft__live_runtimes, 1);
+	remember_seed(rt);
 	*out = rt;
 	return 0;
 }

@@ -79,6 +79,13 @@ typedef struct fibers {
 	uint64_t boost_every;   /* mlfq: ticks between boosts, 0: never */
 	uint64_t next_boost;
 
+	/* Virtual time (random policy with a chosen seed): sleeps and timeouts
+	 * are on a clock that jumps to the next timer when nothing else can
+	 * happen, so timed code replays exactly. Worker only. */
+	bool virtual_time;
+	int64_t vnow;
+	int fd_waits; /* wait_fd in progress: real events may still come */
+
 	/* Written by the worker only. */
 	WEFT__ALIGNED _Atomic uint64_t finished, posted_inside, cancelled, switches, sleeps;
 	_Atomic uint64_t preemptions, deferred;
@@ -97,6 +104,11 @@ static int64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t clock_now(const fibers *m)
+{
+	return m->virtual_time ? m->vnow : now_ns();
 }
 
 static fiber *current(void)
@@ -348,7 +360,7 @@ void weft__fiber_sleep(int64_t ns)
 {
 	fiber *f = current();
 	weft__tls.nopreempt++;
-	weft__timers_add(&f->m->timers, &f->timer, now_ns() + ns);
+	weft__timers_add(&f->m->timers, &f->timer, clock_now(f->m) + ns);
 	weft__fiber_park(f);
 	weft__tls.nopreempt--;
 }
@@ -365,8 +377,10 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	f->wait_fd = fd;
 	f->wait_result = 0;
 	if (timeout_ns >= 0)
-		weft__timers_add(&m->timers, &f->timer, now_ns() + timeout_ns);
+		weft__timers_add(&m->timers, &f->timer, clock_now(m) + timeout_ns);
+	m->fd_waits++;
 	weft__fiber_park(f);
+	m->fd_waits--;
 	f->wait_fd = -1;
 	weft__tls.nopreempt--;
 	return f->wait_result;
@@ -385,7 +399,7 @@ static void expire_timers(fibers *m)
 {
 	if (weft__timers_next(&m->timers) == INT64_MAX)
 		return;
-	int64_t now = now_ns();
+	int64_t now = clock_now(m);
 	weft__timer *tm;
 	while ((tm = weft__timers_pop_expired(&m->timers, now))) {
 		fiber *f = (fiber *)((char *)tm - offsetof(fiber, timer));
@@ -485,6 +499,26 @@ static void fibers_wait_all(weft_rt *rt)
 
 /* ------------------------------------------------------------ worker */
 
+/* Nothing is ready: sleep in the poller until the next timer, an fd event
+ * or a post. Under virtual time, when no fd can wake anybody, only a post
+ * could come before the next timer: look once without sleeping, then jump
+ * the clock to the timer. */
+static void idle(fibers *m)
+{
+	int64_t next = weft__timers_next(&m->timers);
+	int64_t timeout = -1;
+	if (next != INT64_MAX) {
+		timeout = next - clock_now(m);
+		if (timeout < 0 || (m->virtual_time && m->fd_waits == 0))
+			timeout = 0;
+	}
+	bump(&m->sleeps, 1);
+	weft__poller_wait(&m->poller, timeout, fd_ready, m);
+	if (m->virtual_time && next != INT64_MAX && m->ready.len == 0 &&
+	    atomic_load(&m->inbox) == NULL && next > m->vnow)
+		m->vnow = next;
+}
+
 static void *worker_main(void *arg)
 {
 	fibers *m = arg;
@@ -507,14 +541,8 @@ static void *worker_main(void *arg)
 		if (atomic_load(&m->stopping) && weft__quiescent(&m->done, &sums, m))
 			break;
 		atomic_store(&m->sleeping, 1); /* seq_cst: pairs with push_inbox */
-		if (atomic_load(&m->inbox) == NULL) {
-			int64_t next = weft__timers_next(&m->timers);
-			int64_t timeout = next == INT64_MAX ? -1 : next - now_ns();
-			bump(&m->sleeps, 1);
-			weft__poller_wait(&m->poller,
-			                  timeout < 0 && next != INT64_MAX ? 0 : timeout, fd_ready,
-			                  m);
-		}
+		if (atomic_load(&m->inbox) == NULL)
+			idle(m);
 		atomic_store(&m->sleeping, 0);
 	}
 	weft__ticker_stop(&m->ticker);
@@ -566,6 +594,7 @@ static int fibers_start(weft_rt *rt)
 	rt->model_state = m;
 	weft__readyq_init(&m->ready, &rt->cfg);
 	weft__timers_init(&m->timers);
+	m->virtual_time = rt->cfg.policy == WEFT_POLICY_RANDOM && rt->seed_given;
 	int rc = weft__stack_pool_init(&m->stacks, rt->cfg.stack_size, STACK_CACHE);
 	if (rc == 0 && (rc = weft__poller_init(&m->poller)) == 0)
 		m->poller_ok = true;
