@@ -1,6 +1,7 @@
 /* Model fibers (M:1): scheduling order, parking in every blocking call and
  * primitive, wake-ups from other threads, many fibers alive at once. */
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -237,47 +238,105 @@ static void virtual_clock(void)
 	assert_int_equal(a[0], 0);
 }
 
-/* A failing run under random prints its seed: a child process creates a
- * runtime with seed 4242 and exits with status 3 (then 0, and stays
- * silent). */
-static const char *child_stderr(int status)
+/* Runs body(arg) in a child process with stderr captured; returns what it
+ * wrote and its wait status. */
+static const char *in_child(void (*body)(int), int arg, int *wstatus)
 {
-	static char buf[512];
+	static char buf[4096];
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		dup2(fds[1], 2);
-		weft_config cfg;
-		weft_config_init(&cfg);
-		cfg.model = WEFT_MODEL_FIBERS;
-		cfg.policy = WEFT_POLICY_RANDOM;
-		cfg.seed = 4242;
-		weft_rt *rt;
-		if (weft_rt_create(&rt, &cfg) == 0)
-			weft_rt_destroy(rt);
-		exit(status);
+		body(arg);
+		_exit(99);
 	}
 	close(fds[1]);
 	size_t n = 0;
 	ssize_t r;
-	while ((r = read(fds[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+	while (n < sizeof(buf) - 1 && (r = read(fds[0], buf + n, sizeof(buf) - 1 - n)) > 0)
 		n += (size_t)r;
 	buf[n] = '\0';
 	close(fds[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == status);
+	waitpid(pid, wstatus, 0);
 	return buf;
+}
+
+/* A failing run under random prints its seed: a child process creates a
+ * runtime with seed 4242 and exits with status 3 (then 0, and stays
+ * silent). */
+static void random_then_exit(int status)
+{
+	weft_config cfg;
+	weft_config_init(&cfg);
+	cfg.model = WEFT_MODEL_FIBERS;
+	cfg.policy = WEFT_POLICY_RANDOM;
+	cfg.seed = 4242;
+	weft_rt *rt;
+	if (weft_rt_create(&rt, &cfg) == 0)
+		weft_rt_destroy(rt);
+	exit(status);
 }
 
 static void seed_on_failure(void)
 {
-	const char *err = child_stderr(3);
+	int st;
+	const char *err = in_child(random_then_exit, 3, &st);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
 	assert_non_null(strstr(err, "WEFT_SEED=4242"));
-	err = child_stderr(0);
+	err = in_child(random_then_exit, 0, &st);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	assert_null(strstr(err, "WEFT_SEED"));
+}
+
+/* A real overflow: a fiber recursing without end runs into the guard page
+ * of its 16 KiB stack; the process says which task overflowed and its stack
+ * size, then aborts. */
+static weft_task overflowing;
+
+static int recurse(int depth)
+{
+	volatile char frame[256];
+	frame[0] = (char)depth;
+	if (depth == INT32_MAX) /* never: 16 KiB run out first */
+		return 0;
+	return recurse(depth + 1) + frame[0];
+}
+
+static void overflow_task(void *arg)
+{
+	(void)arg;
+	recurse(0);
+}
+
+static void overflow_child(int unused)
+{
+	(void)unused;
+	weft_config cfg;
+	weft_config_init(&cfg);
+	cfg.model = WEFT_MODEL_FIBERS;
+	cfg.stack_size = 16384;
+	weft_rt *rt;
+	if (weft_rt_create(&rt, &cfg) != 0)
+		_exit(98);
+	weft_task_init(&overflowing, overflow_task, NULL);
+	weft_post(rt, &overflowing);
+	weft_wait(&overflowing);
+	_exit(0); /* not reached: the overflow aborts */
+}
+
+static void overflow_aborts(void)
+{
+	int st;
+	const char *err = in_child(overflow_child, 0, &st);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	char want[128];
+	snprintf(want, sizeof(want), "task %p overflowed its", (void *)&overflowing);
+	if (!strstr(err, want))
+		fprintf(stderr, "child said: %s\n", err);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "stack"));
 }
 
 enum { PRIO_N = 300 };
@@ -803,7 +862,7 @@ static void env_stack_size(void)
 }
 
 WT_CASES(WT_CASE(yield_interleave), WT_CASE(yield_respects_priority), WT_CASE(random_replay),
-         WT_CASE(virtual_clock), WT_CASE(seed_on_failure), WT_CASE(priority_order),
-         WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd), WT_CASE(primitives),
-         WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(wait_parks), WT_CASE(blocking_call),
-         WT_CASE(destroy_cancel), WT_CASE(env_stack_size));
+         WT_CASE(virtual_clock), WT_CASE(seed_on_failure), WT_CASE(overflow_aborts),
+         WT_CASE(priority_order), WT_CASE(exactly_once), WT_CASE(sleeps_overlap), WT_CASE(wait_fd),
+         WT_CASE(primitives), WT_CASE(many_parked), WT_CASE(wait_inside), WT_CASE(wait_parks),
+         WT_CASE(blocking_call), WT_CASE(destroy_cancel), WT_CASE(env_stack_size));

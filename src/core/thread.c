@@ -27,9 +27,15 @@ int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 		return WEFT_EAGAIN;
 	/* Workers block every signal, so a process-directed signal (SIGINT,
 	 * SIGCHLD, a timer) is delivered to an application thread, which is
-	 * what a program written for plain pthreads expects. */
+	 * what a program written for plain pthreads expects. Faults stay
+	 * unblocked: they concern the thread that faulted (a fiber running
+	 * into its guard page must reach the overflow handler), and a blocked
+	 * fault signal kills the process without running any handler. */
 	sigset_t all, old;
 	sigfillset(&all);
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&all, faults[i]);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(thread, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
