@@ -15,6 +15,23 @@ foreach(_v APP N OUT)
 		message(FATAL_ERROR "CheckSeedApp: -D${_v}= is required")
 	endif()
 endforeach()
+
+# With -DCC=<compiler> -DSOURCE=<seed_app.c> -DCOMPAT_DIR=<dir> -DLIBDIR=<dir>
+# [-DEXTRA_FLAGS=<sanitizer flags>], APP is first built the way
+# docs/compat-tsl.md tells a user to build a seed program, against the build
+# tree's libweft.so:
+#
+#   cc -I<weft>/include/weft/compat app.c -L<libdir> -lweft -lpthread
+if(DEFINED CC)
+	set(_cmd "${CC}" ${EXTRA_FLAGS} "-I${COMPAT_DIR}" "${SOURCE}" -o "${APP}"
+		"-L${LIBDIR}" -lweft -lpthread "-Wl,-rpath,${LIBDIR}")
+	list(JOIN _cmd " " _shown)
+	message(STATUS "compile: ${_shown}")
+	execute_process(COMMAND ${_cmd} RESULT_VARIABLE _rc ERROR_VARIABLE _err)
+	if(NOT _rc EQUAL 0)
+		message(FATAL_ERROR "FAIL: the seed program did not compile (${_rc}):\n${_err}")
+	endif()
+endif()
 execute_process(COMMAND "${APP}" "${N}"
 	OUTPUT_FILE "${OUT}" ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc STREQUAL "0")
