@@ -202,6 +202,19 @@ static void virtual_sleeper(void *arg)
 	}
 }
 
+static weft_task vs_tasks[VS_FIBERS];
+
+/* Posting from inside the runtime queues every sleeper before any runs:
+ * posts from another thread arrive in real time, which no clock replays. */
+static void post_sleepers(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < VS_FIBERS; i++) {
+		WT_CHECK_RC(0, weft_task_init(&vs_tasks[i], virtual_sleeper, (void *)(intptr_t)i));
+		WT_CHECK_RC(0, weft_post(weft_rt_current(), &vs_tasks[i]));
+	}
+}
+
 static void virtual_run(uint64_t seed, int *trace)
 {
 	weft_config cfg;
@@ -211,11 +224,9 @@ static void virtual_run(uint64_t seed, int *trace)
 	cfg.seed = seed;
 	weft_rt *rt = wt_create(&cfg);
 	vs_n = 0;
-	weft_task t[VS_FIBERS];
-	for (int i = 0; i < VS_FIBERS; i++) {
-		assert_rc(0, weft_task_init(&t[i], virtual_sleeper, (void *)(intptr_t)i));
-		assert_rc(0, weft_post(rt, &t[i]));
-	}
+	weft_task root;
+	assert_rc(0, weft_task_init(&root, post_sleepers, NULL));
+	assert_rc(0, weft_post(rt, &root));
 	assert_rc(0, weft_wait_all(rt));
 	assert_int_equal(vs_n, VS_FIBERS * VS_ROUNDS);
 	memcpy(trace, vs_trace, sizeof(vs_trace));
@@ -233,9 +244,9 @@ static void virtual_clock(void)
 	assert_memory_equal(a, b, sizeof(a));
 	/* Each fiber sleeps 2 to 12 virtual seconds; both runs took far less. */
 	assert_true(t1.tv_sec - t0.tv_sec < 3);
-	/* Wake-ups follow the virtual deadlines: fiber 0 sleeps 0.5 s first
-	 * (me 0, r 0), the shortest, so it wakes first. */
-	assert_int_equal(a[0], 0);
+	/* Wake-ups follow the virtual deadlines: the first to wake is one of
+	 * the fibers whose first sleep is the shortest, 0.5 s (0 and 6). */
+	assert_true(a[0] == 0 || a[0] == 600);
 }
 
 /* Runs body(arg) in a child process with stderr captured; returns what it

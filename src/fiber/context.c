@@ -31,8 +31,11 @@
 #error "context.c has no switch for this architecture: CMake should have chosen context_ucontext.c"
 #endif
 
-/* switch_<arch>.S */
+/* switch_<arch>.S: the same switch, leaving by ret (from one suspended
+ * context to another) or by an indirect jmp (into a new context, or out of
+ * a finished one: see switch_x86_64.S for why). */
 void *weft__context_switch_asm(void **save_sp, void *new_sp, void *transfer);
+void *weft__context_jump_asm(void **save_sp, void *new_sp, void *transfer);
 
 /* Called by weft__context_start_asm, on the new stack, the first time a
  * context runs. Not static: the trampoline calls it (hidden, like every weft__). */
@@ -53,6 +56,7 @@ void weft__context_make(weft__context *ctx, void *stack_base, size_t stack_size,
 	ctx->stack_size = stack_size;
 	weft__san_make(ctx, stack_base, stack_size);
 	ctx->sp = weft__switch_frame_init(stack_base, stack_size, (void *)(uintptr_t)entry, arg);
+	ctx->flags |= WEFT__CONTEXT_FRESH;
 }
 
 WEFT__NO_ASAN void weft__context_switch(weft__context *from, weft__context *to)
@@ -62,11 +66,16 @@ WEFT__NO_ASAN void weft__context_switch(weft__context *from, weft__context *to)
 	 * local, so the call below stays a tail call. */
 	void **save = from ? &from->sp : &to->sp;
 	weft__san_switch_out(from, to);
+	void *(*do_switch)(void **, void *, void *) = weft__context_switch_asm;
+	if (__builtin_expect(!from || (to->flags & WEFT__CONTEXT_FRESH), 0)) {
+		to->flags &= ~WEFT__CONTEXT_FRESH;
+		do_switch = weft__context_jump_asm;
+	}
 #if defined(WEFT__CONTEXT_ASAN) || defined(WEFT__CONTEXT_TSAN)
-	weft__context *prev = weft__context_switch_asm(save, to->sp, from);
+	weft__context *prev = do_switch(save, to->sp, from);
 	weft__san_switch_in(from, prev);
 #else
-	weft__context_switch_asm(save, to->sp, from);
+	do_switch(save, to->sp, from);
 #endif
 }
 

@@ -50,6 +50,7 @@ typedef struct weft__context {
 } weft__context;
 
 #define WEFT__CONTEXT_THREAD 1u /* made by init_thread: a kernel thread's own stack */
+#define WEFT__CONTEXT_FRESH  2u /* made by make, never switched into yet */
 
 /* weft__context_init_thread describes the calling kernel thread's own
  * context (its original stack), so that fibers can switch back to it. It

@@ -11,12 +11,24 @@
  *   `transfer` as the return value of its own call (or, for a new context,
  *   in rax on entry to the trampoline).
  *
- * It leaves with an indirect jmp, not ret: a ret here always mispredicts
- * (the return stack buffer holds the address our own call pushed, not the
- * other context's), while the jmp's target is predicted like any indirect
- * branch. Measured on the 2-vCPU EPYC: 18.5 ns per switch with ret, 10 ns
- * with jmp (bench/fiber_switch). Boost.Context's jump_fcontext does the
- * same. */
+ * It leaves with ret, which the return stack buffer predicts with the
+ * address our own call pushed: right whenever the resumed context was
+ * suspended from the same call site, which is the common case (fibers
+ * yield and park through the same few functions), and it keeps the buffer
+ * balanced, so every return further up the resumed chain is predicted too.
+ * An indirect jmp (Boost.Context's choice) leaves the call's entry in the
+ * buffer: the switch itself is predicted, but then every return after it
+ * mispredicts. Measured on the 2-vCPU EPYC (bench/fiber_switch, medians):
+ * jmp 11 ns per raw switch and 62 ns per weft_yield between two tasks; ret
+ * 33 ns per weft_yield, and a raw switch between contexts suspended at the
+ * same call site (the yield row) is cheaper still, while one between two
+ * different call sites pays one misprediction (about 21 ns).
+ *
+ * weft__context_jump_asm is the same switch leaving with an indirect jmp,
+ * for the switches where no return prediction can be right: into a new
+ * context (its frame returns into the trampoline) and out of a finished one
+ * (whose call never returns). The jmp's target is predicted there (fiber
+ * create+run+join: about 40 ns with it, 55 to 75 ns with ret). */
 #include "fiber/switch_x86_64.h"
 
 	.text
@@ -49,13 +61,53 @@ weft__context_switch_asm:
 	movq	WEFT__FRAME_R12(%rsp), %r12
 	movq	WEFT__FRAME_RBX(%rsp), %rbx
 	movq	WEFT__FRAME_RBP(%rsp), %rbp
+	addq	$WEFT__FRAME_RET, %rsp
+	.cfi_adjust_cfa_offset -WEFT__FRAME_RET
+	movq	%rdx, %rax
+	ret
+	.cfi_endproc
+	.size	weft__context_switch_asm, .-weft__context_switch_asm
+
+/* Where a new context begins: the frame's return address, reached by the
+ * switch's jmp with the frame popped. rsp is 16-byte aligned here
+ * (weft__switch_frame_init), rax holds the transfer value (the context that
+ * switched here), r12 and r13 what weft__context_make put in the frame.
+ * weft__context_start never returns. */
+	.globl	weft__context_jump_asm
+	.hidden	weft__context_jump_asm
+	.type	weft__context_jump_asm, @function
+	.p2align 4
+weft__context_jump_asm:
+	.cfi_startproc
+	subq	$WEFT__FRAME_RET, %rsp
+	.cfi_adjust_cfa_offset WEFT__FRAME_RET
+	stmxcsr	WEFT__FRAME_MXCSR(%rsp)
+	fnstcw	WEFT__FRAME_X87CW(%rsp)
+	movq	%r15, WEFT__FRAME_R15(%rsp)
+	movq	%r14, WEFT__FRAME_R14(%rsp)
+	movq	%r13, WEFT__FRAME_R13(%rsp)
+	movq	%r12, WEFT__FRAME_R12(%rsp)
+	movq	%rbx, WEFT__FRAME_RBX(%rsp)
+	movq	%rbp, WEFT__FRAME_RBP(%rsp)
+
+	movq	%rsp, (%rdi)
+	movq	%rsi, %rsp
+
+	ldmxcsr	WEFT__FRAME_MXCSR(%rsp)
+	fldcw	WEFT__FRAME_X87CW(%rsp)
+	movq	WEFT__FRAME_R15(%rsp), %r15
+	movq	WEFT__FRAME_R14(%rsp), %r14
+	movq	WEFT__FRAME_R13(%rsp), %r13
+	movq	WEFT__FRAME_R12(%rsp), %r12
+	movq	WEFT__FRAME_RBX(%rsp), %rbx
+	movq	WEFT__FRAME_RBP(%rsp), %rbp
 	movq	WEFT__FRAME_RET(%rsp), %rcx
 	addq	$WEFT__FRAME_SIZE, %rsp
 	.cfi_adjust_cfa_offset -WEFT__FRAME_SIZE
 	movq	%rdx, %rax
 	jmp	*%rcx
 	.cfi_endproc
-	.size	weft__context_switch_asm, .-weft__context_switch_asm
+	.size	weft__context_jump_asm, .-weft__context_jump_asm
 
 /* Where a new context begins: the frame's return address, reached by the
  * switch's jmp with the frame popped. rsp is 16-byte aligned here
