@@ -197,6 +197,10 @@ typedef struct weft__thread_ctx {
 	 * must not interrupt (src/fiber/preempt.h); a plain int because only
 	 * this thread and its own signal handler touch it. */
 	int nopreempt;
+	/* weft_mutexes the running fiber holds: a tick defers preempting it a
+	 * little, so a preempted holder does not make the others queue up
+	 * behind it (a convoy: FIFO hand-off then costs a switch per lock). */
+	int mutexes_held;
 } weft__thread_ctx;
 
 /* initial-exec: one instruction to reach it, also from libweft.so; the

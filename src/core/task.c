@@ -106,7 +106,11 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 	weft__tls.task = t;
 	t->fn_(t->arg_);
 	weft__tls.task = outer;
+	/* Once finish publishes completion the owner may free t: no
+	 * preemption tick may charge it meanwhile. */
+	weft__tls.nopreempt++;
 	finish(t, WEFT_TASK_DONE);
+	weft__tls.nopreempt--;
 	return true;
 }
 

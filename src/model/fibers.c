@@ -39,7 +39,11 @@
 
 enum { RUNNING, READY, PARKING, PARKED, WOKEN, DONE };
 
-#define STACK_CACHE 1024 /* free stacks kept for reuse */
+#define STACK_CACHE       1024 /* free stacks kept for reuse */
+/* Quanta a fiber holding a weft_mutex may overrun before it is preempted
+ * anyway: enough to get out of an ordinary critical section, bounded so a
+ * fiber that keeps a mutex locked cannot keep the worker. */
+#define MUTEX_GRACE_TICKS 2
 
 typedef struct fiber {
 	weft__context ctx;
@@ -76,6 +80,7 @@ typedef struct fibers {
 	bool preempt;           /* ticks may switch fibers, not only charge */
 	_Atomic uint64_t ticks; /* quanta of worker CPU time so far */
 	uint64_t tick_switches; /* m->switches at the previous tick */
+	int held_ticks;         /* ticks deferred in a row for a held weft_mutex */
 	uint64_t boost_every;   /* mlfq: ticks between boosts, 0: never */
 	uint64_t next_boost;
 
@@ -168,6 +173,7 @@ static void fiber_entry(void *arg)
 {
 	fiber *f = arg;
 	weft__tls.nopreempt = 0; /* the scheduler's stays 1 */
+	weft__tls.mutexes_held = 0;
 	bool ran = weft__run_task(f->m->rt, f->task);
 	weft__tls.nopreempt = 1;
 	bump(&f->m->cancelled, !ran);
@@ -265,8 +271,9 @@ static void run(fibers *m, weft_task *t)
 static void switch_out(fiber *f, weft__context *to)
 {
 	weft_task *t = weft__tls.task;
-	int nopreempt = weft__tls.nopreempt;
+	int nopreempt = weft__tls.nopreempt, mutexes_held = weft__tls.mutexes_held;
 	weft__context_switch(&f->ctx, to);
+	weft__tls.mutexes_held = mutexes_held;
 	weft__tls.nopreempt = nopreempt;
 	weft__tls.task = t;
 }
@@ -437,6 +444,12 @@ static void on_tick(void *ctx, uintptr_t pc)
 		bump(&m->deferred, 1); /* in libc or another library: next tick */
 		return;
 	}
+	if (weft__tls.mutexes_held && m->held_ticks < MUTEX_GRACE_TICKS) {
+		m->held_ticks++;
+		bump(&m->deferred, 1);
+		return;
+	}
+	m->held_ticks = 0;
 	bump(&m->preemptions, 1);
 	weft__tls.nopreempt++;
 	to_scheduler(f, READY);

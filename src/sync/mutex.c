@@ -6,6 +6,13 @@
 #include "core/internal.h"
 #include "sync/waiter.h"
 
+/* Only fibers count what they hold (see weft__thread_ctx.mutexes_held). */
+static void held(int delta)
+{
+	if (weft__tls.fiber && weft__tls.mutexes_held + delta >= 0)
+		weft__tls.mutexes_held += delta;
+}
+
 int weft_mutex_init(weft_mutex *m)
 {
 	if (!m)
@@ -23,9 +30,10 @@ int weft_mutex_lock(weft_mutex *m)
 	if (!s->state) {
 		s->state = 1;
 		weft__lock_release(&s->lock);
-		return 0;
+	} else {
+		weft__sync_wait(s, NULL); /* woken as the new owner */
 	}
-	weft__sync_wait(s, NULL); /* woken as the new owner */
+	held(1);
 	return 0;
 }
 
@@ -38,6 +46,8 @@ int weft_mutex_trylock(weft_mutex *m)
 	int rc = s->state ? WEFT_EBUSY : 0;
 	s->state = 1;
 	weft__lock_release(&s->lock);
+	if (rc == 0)
+		held(1);
 	return rc;
 }
 
@@ -55,6 +65,7 @@ int weft_mutex_unlock(weft_mutex *m)
 	if (!next)
 		s->state = 0;
 	weft__lock_release(&s->lock);
+	held(-1);
 	if (next)
 		weft__waiter_unpark(next);
 	return 0;
