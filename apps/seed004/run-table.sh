@@ -23,7 +23,10 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${1:-$root/build/release}
+build=$(cd "${1:-$root/build/release}" 2>/dev/null && pwd) || {
+	echo "run-table.sh: no build directory ${1:-$root/build/release}" >&2
+	exit 1
+}
 bin=$build/apps/seed004
 if [[ ! -x $bin/parallel_cal || ! -x $bin/gen_records ]]; then
 	echo "run-table.sh: no benchmarks in $bin; build first (cmake --build --preset release)" >&2
