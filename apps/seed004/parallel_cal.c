@@ -24,6 +24,8 @@
 
 #include "thread-worker.h"
 
+#include "seed004.h"
+
 #define DEFAULT_THREAD_NUM 4
 #define C_SIZE             100000
 #define R_SIZE             10000
@@ -76,17 +78,6 @@ int verify(void)
 	return (int)vsum;
 }
 
-static int arg_int(const char *s, int min, const char *what)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v < min || v > 1000000000) {
-		fprintf(stderr, "enter a valid %s (got '%s')\n", what, s);
-		exit(2);
-	}
-	return (int)v;
-}
-
 int main(int argc, char **argv)
 {
 	int i = 0, j = 0;
@@ -126,41 +117,12 @@ int main(int argc, char **argv)
 	// mutex init
 	pthread_mutex_init(&mutex, NULL);
 
-	struct timespec start, end;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-
-	for (i = 0; i < thread_num; ++i) {
-		if (pthread_create(&thread[i], NULL, &parallel_calculate, &counter[i]) != 0) {
-			fprintf(stderr, "cannot create thread %d\n", i);
-			return 2;
-		}
-#if defined(USE_WORKERS) || defined(MLFQ)
-		pthread_setschedprio(thread[i], i % NUMPRIO);
-#endif
-	}
-
-	for (i = 0; i < thread_num; ++i)
-		pthread_join(thread[i], NULL);
-
-	clock_gettime(CLOCK_MONOTONIC, &end);
-
-	fprintf(stderr, "***************************\n");
-	printf("Total run time: %lu micro-seconds\n",
-	       (unsigned long)((end.tv_sec - start.tv_sec) * 1000000L +
-	                       (end.tv_nsec - start.tv_nsec) / 1000));
-	fflush(stdout);
+	long us = run_threads(thread, counter, thread_num, &parallel_calculate);
 
 	// mutex destroy
 	pthread_mutex_destroy(&mutex);
 
-	int threaded = (int)sum;
-	int verified = verify();
-	fprintf(stderr, "Total sum is: %d\n", threaded);
-	fprintf(stderr, "Verified sum is: %d\n", verified);
-#ifdef USE_WORKERS
-	print_app_stats();
-#endif
-	fprintf(stderr, "***************************\n");
+	int status = report(us, (int)sum, verify());
 
 	// Free memory on Heap
 	free(thread);
@@ -170,5 +132,5 @@ int main(int argc, char **argv)
 	free(a);
 	free(pSum);
 
-	return threaded == verified ? 0 : 1;
+	return status;
 }
