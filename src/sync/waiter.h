@@ -16,7 +16,7 @@
 
 typedef struct weft__waiter {
 	struct weft__waiter *next;
-	_Atomic uint32_t woken; /* futex word: 0 parked, 1 unparked */
+	_Atomic uint32_t woken; /* futex word: 0 waiting, 1 woken, 2 asleep */
 	int result;             /* set by the waker before unpark */
 	void *data;             /* hand-off payload, primitive-specific */
 	void *fiber;            /* the parked fiber, or NULL for a kernel thread */
