@@ -201,6 +201,7 @@ typedef struct weft__thread_ctx {
 	 * little, so a preempted holder does not make the others queue up
 	 * behind it (a convoy: FIFO hand-off then costs a switch per lock). */
 	int mutexes_held;
+	unsigned mutex_locks; /* acquisitions so far: tells one hold from the next */
 } weft__thread_ctx;
 
 /* initial-exec: one instruction to reach it, also from libweft.so; the

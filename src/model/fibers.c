@@ -81,6 +81,7 @@ typedef struct fibers {
 	_Atomic uint64_t ticks; /* quanta of worker CPU time so far */
 	uint64_t tick_switches; /* m->switches at the previous tick */
 	int held_ticks;         /* ticks deferred in a row for a held weft_mutex */
+	unsigned held_lock_id;  /* weft__tls.mutex_locks of that hold */
 	uint64_t boost_every;   /* mlfq: ticks between boosts, 0: never */
 	uint64_t next_boost;
 
@@ -444,10 +445,18 @@ static void on_tick(void *ctx, uintptr_t pc)
 		bump(&m->deferred, 1); /* in libc or another library: next tick */
 		return;
 	}
-	if (weft__tls.mutexes_held && m->held_ticks < MUTEX_GRACE_TICKS) {
-		m->held_ticks++;
-		bump(&m->deferred, 1);
-		return;
+	if (weft__tls.mutexes_held) {
+		/* Grace is per hold: a fiber that locks and unlocks all the time
+		 * is caught holding at many ticks, each time a new hold. */
+		if (weft__tls.mutex_locks != m->held_lock_id) {
+			m->held_lock_id = weft__tls.mutex_locks;
+			m->held_ticks = 0;
+		}
+		if (m->held_ticks < MUTEX_GRACE_TICKS) {
+			m->held_ticks++;
+			bump(&m->deferred, 1);
+			return;
+		}
 	}
 	m->held_ticks = 0;
 	bump(&m->preemptions, 1);

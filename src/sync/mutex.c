@@ -9,8 +9,10 @@
 /* Only fibers count what they hold (see weft__thread_ctx.mutexes_held). */
 static void held(int delta)
 {
-	if (weft__tls.fiber && weft__tls.mutexes_held + delta >= 0)
+	if (weft__tls.fiber && weft__tls.mutexes_held + delta >= 0) {
 		weft__tls.mutexes_held += delta;
+		weft__tls.mutex_locks += delta > 0;
+	}
 }
 
 int weft_mutex_init(weft_mutex *m)
@@ -27,13 +29,15 @@ int weft_mutex_lock(weft_mutex *m)
 		return WEFT_EINVAL;
 	weft__sync *s = WEFT__SYNC(m);
 	weft__lock_acquire(&s->lock);
+	/* Counted before the internal lock is released: from then on a tick
+	 * must see a holder (a waiter is resumed as the owner). */
+	held(1);
 	if (!s->state) {
 		s->state = 1;
 		weft__lock_release(&s->lock);
 	} else {
 		weft__sync_wait(s, NULL); /* woken as the new owner */
 	}
-	held(1);
 	return 0;
 }
 
@@ -45,9 +49,9 @@ int weft_mutex_trylock(weft_mutex *m)
 	weft__lock_acquire(&s->lock);
 	int rc = s->state ? WEFT_EBUSY : 0;
 	s->state = 1;
-	weft__lock_release(&s->lock);
 	if (rc == 0)
 		held(1);
+	weft__lock_release(&s->lock);
 	return rc;
 }
 
