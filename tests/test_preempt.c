@@ -400,6 +400,119 @@ static void weft_critical_sections(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+/* Waits under preemption: pairs of fibers pass a token back and forth
+ * through semaphores and a channel with a 100 us quantum. A tick may land
+ * between a fiber queueing itself as a waiter and parking; the wake-up that
+ * comes while it sits preempted in the ready queue must not be lost (it
+ * would then park for ever and the test would time out). */
+enum { PING_PAIRS = 2, PING_ROUNDS = 30000 };
+static weft_sem ping_sem[PING_PAIRS][2];
+static weft_chan ping_chan[PING_PAIRS];
+static long ping_slots[PING_PAIRS][4];
+
+static void spin_a_little(void)
+{
+	for (volatile int i = 0; i < 3000; i++)
+		;
+}
+
+static void pinger(void *arg)
+{
+	int pair = (int)(intptr_t)arg / 2, side = (int)(intptr_t)arg % 2;
+	for (int i = 0; i < PING_ROUNDS; i++) {
+		spin_a_little();
+		if (side == 0) {
+			WT_CHECK_RC(0, weft_sem_post(&ping_sem[pair][1]));
+			WT_CHECK_RC(0, weft_sem_wait(&ping_sem[pair][0]));
+			long v = i;
+			WT_CHECK_RC(0, weft_chan_send(&ping_chan[pair], &v));
+		} else {
+			WT_CHECK_RC(0, weft_sem_wait(&ping_sem[pair][1]));
+			WT_CHECK_RC(0, weft_sem_post(&ping_sem[pair][0]));
+			long v = -1;
+			WT_CHECK_RC(0, weft_chan_recv(&ping_chan[pair], &v));
+			WT_CHECK(v == i);
+		}
+	}
+}
+
+static void waits_under_preemption(void)
+{
+	SKIP_UNDER_TSAN();
+	weft_rt *rt = fibers_rt(WEFT_POLICY_FIFO, WEFT_PREEMPT_TIMER, 100);
+	weft_task t[2 * PING_PAIRS];
+	for (int p = 0; p < PING_PAIRS; p++) {
+		assert_rc(0, weft_sem_init(&ping_sem[p][0], 0));
+		assert_rc(0, weft_sem_init(&ping_sem[p][1], 0));
+		assert_rc(0, weft_chan_init(&ping_chan[p], sizeof(long), 1, ping_slots[p]));
+	}
+	for (int i = 0; i < 2 * PING_PAIRS; i++) {
+		assert_rc(0, weft_task_init(&t[i], pinger, (void *)(intptr_t)i));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	weft_stats st;
+	assert_rc(0, weft_stats_get(rt, &st));
+	assert_true(st.preemptions > 0);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* No lock convoy: fibers that take a weft_mutex around a tiny critical
+ * section between stretches of work, under a 100 us quantum. A fiber
+ * preempted while holding the mutex would make the others queue on it, and
+ * FIFO hand-off then costs a switch per lock for the rest of the run
+ * (seed 004's external_cal did this: millions of switches). Preemption
+ * must wait for the holder to let go, so switches stay near the number of
+ * preemptions. */
+enum { CONVOY_FIBERS = 4 };
+static weft_mutex convoy_mutex;
+static unsigned convoy_sum;
+static int64_t convoy_deadline;
+
+/* The work between locks is in libc (as external_cal's fscanf is), where
+ * ticks are deferred: the ticks that do land in the fiber's own code land
+ * mostly in and around the mutex, where a careless rule would preempt a
+ * holder. */
+static void convoy_worker(void *arg)
+{
+	(void)arg;
+	char from[512], to[512];
+	memset(from, 'a', sizeof(from));
+	from[sizeof(from) - 1] = '\0';
+	while (now_ns() < convoy_deadline) {
+		for (int i = 0; i < 200; i++) {
+			snprintf(to, sizeof(to), "%s%d", from + 400, i);
+			WT_CHECK_RC(0, weft_mutex_lock(&convoy_mutex));
+			convoy_sum += (unsigned char)to[0];
+			WT_CHECK_RC(0, weft_mutex_unlock(&convoy_mutex));
+		}
+	}
+}
+
+static void no_convoy(void)
+{
+	SKIP_UNDER_TSAN();
+	weft_rt *rt = fibers_rt(WEFT_POLICY_MLFQ, WEFT_PREEMPT_TIMER, 100);
+	assert_rc(0, weft_mutex_init(&convoy_mutex));
+	convoy_deadline = now_ns() + 500 * 1000000LL;
+	weft_task t[CONVOY_FIBERS];
+	for (int i = 0; i < CONVOY_FIBERS; i++) {
+		assert_rc(0, weft_task_init(&t[i], convoy_worker, NULL));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	weft_stats st;
+	assert_rc(0, weft_stats_get(rt, &st));
+	assert_true(st.preemptions > 0);
+	/* Each preemption is a switch out and one in; a convoy adds a switch
+	 * per lock (hundreds of thousands here). */
+	if (getenv("WT_VERBOSE") || st.switches > 4 * st.preemptions + 100)
+		fprintf(stderr, "%llu switches for %llu preemptions\n",
+		        (unsigned long long)st.switches, (unsigned long long)st.preemptions);
+	assert_true(st.switches <= 4 * st.preemptions + 100);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 /* ------------------------------------------------------------ config */
 
 static void env_values(void)
@@ -461,4 +574,4 @@ static void env_values(void)
 WT_CASES(WT_CASE(psjf_order), WT_CASE(mlfq_order), WT_CASE(mlfq_boost), WT_CASE(mlfq_request),
          WT_CASE(compute_bound_fifo), WT_CASE(compute_bound_psjf), WT_CASE(compute_bound_mlfq),
          WT_CASE(cooperative_default), WT_CASE(libc_safe_points), WT_CASE(weft_critical_sections),
-         WT_CASE(env_values));
+         WT_CASE(waits_under_preemption), WT_CASE(no_convoy), WT_CASE(env_values));

@@ -20,6 +20,8 @@
 
 static _Thread_local weft__tick_fn tick_fn __attribute__((tls_model("initial-exec")));
 static _Thread_local void *tick_ctx __attribute__((tls_model("initial-exec")));
+/* The running ticker of this thread, for the handler to disarm while idle. */
+static _Thread_local weft__ticker *tick_owner __attribute__((tls_model("initial-exec")));
 
 static struct sigaction previous;
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
@@ -91,7 +93,16 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	int saved_errno = errno;
-	fn(tick_ctx, interrupted_pc(uc));
+	weft__ticker *t = tick_owner;
+	if (t && atomic_load_explicit(&t->idle, memory_order_relaxed)) {
+		/* The worker sleeps: stop ticking until it has work again
+		 * (timer_settime is async-signal-safe). */
+		struct itimerspec off = {{0, 0}, {0, 0}};
+		timer_settime((timer_t)t->timer, 0, &off, NULL);
+		atomic_store_explicit(&t->armed, false, memory_order_relaxed);
+	} else {
+		fn(tick_ctx, interrupted_pc(uc));
+	}
 	errno = saved_errno;
 }
 
@@ -112,6 +123,17 @@ static void install(void)
 
 /* ------------------------------------------------------------ ticker */
 
+static void arm(weft__ticker *t)
+{
+	struct itimerspec its = {
+	        .it_interval = {.tv_sec = t->period_ns / 1000000000,
+	                        .tv_nsec = t->period_ns % 1000000000},
+	};
+	its.it_value = its.it_interval;
+	atomic_store_explicit(&t->armed, true, memory_order_relaxed);
+	timer_settime((timer_t)t->timer, 0, &its, NULL);
+}
+
 int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, void *ctx)
 {
 	pthread_once(&install_once, install);
@@ -126,7 +148,7 @@ int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, voi
 	sev.sigev_signo = WEFT__TICK_SIGNAL;
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	timer_t id;
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0) {
+	if (timer_create(CLOCK_MONOTONIC, &sev, &id) != 0) {
 		tick_fn = NULL;
 		return errno == EAGAIN ? WEFT_EAGAIN : WEFT_ENOTSUP;
 	}
@@ -135,15 +157,22 @@ int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, voi
 	sigaddset(&set, WEFT__TICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
-	struct itimerspec its = {
-	        .it_interval = {.tv_sec = period_ns / 1000000000,
-	                        .tv_nsec = period_ns % 1000000000},
-	};
-	its.it_value = its.it_interval;
-	timer_settime(id, 0, &its, NULL);
 	t->timer = id;
+	t->period_ns = period_ns;
 	t->running = true;
+	atomic_store(&t->idle, false);
+	tick_owner = t;
+	arm(t);
 	return 0;
+}
+
+void weft__ticker_idle(weft__ticker *t, bool idle)
+{
+	if (!t->running)
+		return;
+	atomic_store_explicit(&t->idle, idle, memory_order_relaxed);
+	if (!idle && !atomic_load_explicit(&t->armed, memory_order_relaxed))
+		arm(t);
 }
 
 void weft__ticker_stop(weft__ticker *t)
@@ -157,6 +186,7 @@ void weft__ticker_stop(weft__ticker *t)
 	timer_delete((timer_t)t->timer);
 	tick_fn = NULL;
 	tick_ctx = NULL;
+	tick_owner = NULL;
 	t->running = false;
 	/* A tick already pending stays blocked: it is discarded with the
 	 * thread, whose mask never unblocks the signal again. */

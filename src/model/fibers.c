@@ -20,12 +20,17 @@
  * its own stack, commits PARKING -> PARKED. An unpark that finds RUNNING
  * or PARKING turns it into WOKEN, and the fiber does not park or the
  * scheduler requeues it; an unpark that finds PARKED makes it READY and
- * queues its task. Either way
- * the fiber never runs on two stacks and no wake-up is lost.
+ * queues its task; one that finds READY (a fiber preempted after queueing
+ * itself as a waiter and before parking) leaves READY_WOKEN, which the
+ * fiber's next park consumes. Either way the fiber never runs on two stacks
+ * and no wake-up is lost.
  *
- * Not yet here (issue 3): preemption, the psjf/mlfq policies, and parking
- * in weft_wait/weft_group_wait (a fiber waiting for a task yields until it
- * is done, which is correct but polls). */
+ *
+ * Preemption (WEFT_PREEMPT=timer) and the quanta psjf and mlfq order by
+ * come from a per-worker quantum clock (src/fiber/preempt.h); the tick
+ * handler, on_tick below, switches a fiber out only at a safe point
+ * (docs/fibers.md states the rule). Sleeps and timeouts run on a virtual
+ * clock under random with a chosen seed, so timed code replays. */
 #include <stdio.h>
 #include <time.h>
 
@@ -37,7 +42,10 @@
 #include "io/poller.h"
 #include "io/timers.h"
 
-enum { RUNNING, READY, PARKING, PARKED, WOKEN, DONE };
+/* READY_WOKEN: queued to run (yielded or preempted) and woken meanwhile, so
+ * its next park must not sleep: a preemption may land between a fiber
+ * queueing itself as a waiter and parking. */
+enum { RUNNING, READY, READY_WOKEN, PARKING, PARKED, WOKEN, DONE };
 
 #define STACK_CACHE       1024 /* free stacks kept for reuse */
 /* Quanta a fiber holding a weft_mutex may overrun before it is preempted
@@ -78,7 +86,7 @@ typedef struct fibers {
 	/* The quantum clock (worker only; the tick handler runs on it too). */
 	weft__ticker ticker;
 	bool preempt;           /* ticks may switch fibers, not only charge */
-	_Atomic uint64_t ticks; /* quanta of worker CPU time so far */
+	_Atomic uint64_t ticks; /* quanta the worker has been busy so far */
 	uint64_t tick_switches; /* m->switches at the previous tick */
 	int held_ticks;         /* ticks deferred in a row for a held weft_mutex */
 	unsigned held_lock_id;  /* weft__tls.mutex_locks of that hold */
@@ -209,7 +217,8 @@ static void fiber_free(fibers *m, fiber *f)
 /* Bookkeeping for f becoming the running fiber (just before the switch). */
 static void enter(fibers *m, fiber *f)
 {
-	atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
+	if (atomic_exchange(&f->state, RUNNING) == READY_WOKEN)
+		atomic_store(&f->state, WOKEN); /* a wake-up for its next park */
 	m->current = f;
 	weft__tls.fiber = f;
 	weft__stack_set_current(f->stack, f->task);
@@ -255,8 +264,8 @@ static void run(fibers *m, weft_task *t)
 	if (s == DONE) {
 		fiber_free(m, f);
 		atomic_store_explicit(&m->finished, m->finished + 1, memory_order_release);
-	} else if (s == READY) {
-		weft__readyq_push(&m->ready, t); /* yielded */
+	} else if (s == READY || s == READY_WOKEN) {
+		weft__readyq_push(&m->ready, t); /* yielded or preempted */
 	} else if (s == PARKING) {
 		int parking = PARKING;
 		if (!atomic_compare_exchange_strong(&f->state, &parking, PARKED)) {
@@ -279,11 +288,19 @@ static void switch_out(fiber *f, weft__context *to)
 	weft__tls.task = t;
 }
 
-/* Switches from the running fiber to the scheduler; returns when the
- * scheduler runs it again. */
-static void to_scheduler(fiber *f, int state)
+/* Marks the running fiber as queued to run, keeping a wake-up that came
+ * while it ran (WOKEN) for its next park. */
+static void set_ready(fiber *f)
 {
-	atomic_store_explicit(&f->state, state, memory_order_release);
+	if (atomic_exchange(&f->state, READY) == WOKEN)
+		atomic_store(&f->state, READY_WOKEN);
+}
+
+/* Switches from the running fiber to the scheduler, to be run again as
+ * soon as the policy picks it; returns then. */
+static void to_scheduler(fiber *f)
+{
+	set_ready(f);
 	switch_out(f, &f->m->sched);
 }
 
@@ -295,7 +312,7 @@ static void yield_locked(fiber *f)
 	fibers *m = f->m;
 	if (atomic_load_explicit(&m->inbox, memory_order_relaxed) ||
 	    weft__timers_next(&m->timers) != INT64_MAX) {
-		to_scheduler(f, READY);
+		to_scheduler(f);
 		return;
 	}
 	weft_task *self = f->task, *next = weft__readyq_pop(&m->ready);
@@ -308,10 +325,10 @@ static void yield_locked(fiber *f)
 	fiber *g = next->fiber_;
 	if (!g) { /* not started yet: the scheduler gives it a stack */
 		weft__readyq_unpop(&m->ready, next);
-		to_scheduler(f, READY);
+		to_scheduler(f);
 		return;
 	}
-	atomic_store_explicit(&f->state, READY, memory_order_relaxed);
+	set_ready(f);
 	weft__readyq_push(&m->ready, self);
 	enter(m, g);
 	switch_out(f, &g->ctx);
@@ -356,6 +373,11 @@ void weft__fiber_unpark(void *fp)
 			/* Not switched out yet: park or the scheduler will see
 			 * WOKEN and keep it running. */
 			if (atomic_compare_exchange_weak(&f->state, &s, WOKEN))
+				break;
+		} else if (s == READY) {
+			/* Queued already (preempted or yielded after it queued
+			 * itself as a waiter): its next park returns at once. */
+			if (atomic_compare_exchange_weak(&f->state, &s, READY_WOKEN))
 				break;
 		} else {
 			break; /* already woken */
@@ -461,7 +483,7 @@ static void on_tick(void *ctx, uintptr_t pc)
 	m->held_ticks = 0;
 	bump(&m->preemptions, 1);
 	weft__tls.nopreempt++;
-	to_scheduler(f, READY);
+	to_scheduler(f);
 	weft__tls.nopreempt--;
 }
 
@@ -486,7 +508,7 @@ static void start_quantum_clock(fibers *m)
 	}
 }
 
-/* mlfq's periodic boost, in quanta of worker CPU time: a worker that idles
+/* mlfq's periodic boost, in quanta of busy worker time: a worker that idles
  * has nobody to starve. */
 static void maybe_boost(fibers *m)
 {
@@ -535,7 +557,9 @@ static void idle(fibers *m)
 			timeout = 0;
 	}
 	bump(&m->sleeps, 1);
+	weft__ticker_idle(&m->ticker, true);
 	weft__poller_wait(&m->poller, timeout, fd_ready, m);
+	weft__ticker_idle(&m->ticker, false);
 	if (m->virtual_time && next != INT64_MAX && m->ready.len == 0 &&
 	    atomic_load(&m->inbox) == NULL && next > m->vnow)
 		m->vnow = next;
