@@ -1,0 +1,89 @@
+/* Replays fuzz inputs without libFuzzer (built with the project's compiler):
+ *
+ *   haunted_fuzz_replay FILE|DIR...
+ *
+ * feeds every file (every regular file of a directory) to
+ * LLVMFuzzerTestOneInput once; a crash or sanitizer report fails the test. */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int run_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf = malloc(cap);
+	while (buf) {
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		uint8_t *nb = realloc(buf, cap * 2);
+		if (!nb)
+			free(buf);
+		buf = nb;
+		cap *= 2;
+	}
+	fclose(f);
+	if (!buf)
+		return -1;
+	/* An exact-size copy, so reading past the end is caught under ASan. */
+	uint8_t *exact = malloc(n ? n : 1);
+	if (!exact) {
+		free(buf);
+		return -1;
+	}
+	memcpy(exact, buf, n);
+	free(buf);
+	LLVMFuzzerTestOneInput(exact, n);
+	free(exact);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int files = 0;
+	for (int i = 1; i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) != 0) {
+			perror(argv[i]);
+			return 1;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (run_file(argv[i]) != 0)
+				return 1;
+			files++;
+			continue;
+		}
+		DIR *d = opendir(argv[i]);
+		if (!d) {
+			perror(argv[i]);
+			return 1;
+		}
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			char path[4096];
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof path, "%s/%s", argv[i], de->d_name);
+			if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			if (run_file(path) != 0) {
+				closedir(d);
+				return 1;
+			}
+			files++;
+		}
+		closedir(d);
+	}
+	printf("replayed %d input%s\n", files, files == 1 ? "" : "s");
+	return files > 0 ? 0 : 1;
+}
