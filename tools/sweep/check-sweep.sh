@@ -61,9 +61,9 @@ small)
 	# 2 worker counts x 2 models x 2 repeats of a real weft program.
 	run 0 --workers 1,2 --model threads,fibers --repeat 2 --csv "$out/s.csv" \
 		-- "$work" 4 20
-	has "^model +workers +runs +median_(ms|s) +min_(ms|s) +max_(ms|s) +speedup +efficiency$"
+	has "^model +workers +runs +median_(ms|s) +min_(ms|s) +max_(ms|s) +cpu_(ms|s) +speedup +efficiency$"
 	for row in "threads +1" "threads +2" "fibers +1" "fibers +2"; do
-		has "^$row +2/2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+%"
+		has "^$row +2/2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+%"
 	done
 	has "^threads +1 +2/2 .* 1\.00 +100%"
 	has "^fibers +1 +2/2 .* 1\.00 +100%"
@@ -76,7 +76,7 @@ small)
 	echo "+ cat s.csv"
 	cat "$out/s.csv"
 	[ "$(head -n 1 "$out/s.csv")" = \
-		"model,workers,runs,ok,failed,median_s,min_s,max_s,speedup,efficiency,knee,times_s" ] ||
+		"model,workers,runs,ok,failed,median_s,min_s,max_s,cpu_s,speedup,efficiency,knee,times_s" ] ||
 		fail "CSV header"
 	[ "$(wc -l <"$out/s.csv")" -eq 5 ] || fail "CSV rows: expected 4 cells"
 	[ "$(csv_col "$out/s.csv" model | tr '\n' ' ')" = "threads threads fibers fibers " ] ||
@@ -85,8 +85,8 @@ small)
 	[ "$(csv_col "$out/s.csv" ok | tr '\n' ' ')" = "2 2 2 2 " ] || fail "CSV ok column"
 	[ "$(csv_col "$out/s.csv" speedup | sed -n '1p;3p' | tr '\n' ' ')" = "1.0000 1.0000 " ] ||
 		fail "CSV speedup of the first row of each model"
-	awk -F, 'NR > 1 && !($6 > 0 && $7 <= $6 && $6 <= $8 && split($12, t, " ") == 2) { exit 1 }' \
-		"$out/s.csv" || fail "CSV times: min <= median <= max, two times per cell"
+	awk -F, 'NR > 1 && !($6 > 0 && $7 <= $6 && $6 <= $8 && $9 > 0 && split($13, t, " ") == 2) { exit 1 }' \
+		"$out/s.csv" || fail "CSV times: min <= median <= max, cpu > 0, two times per cell"
 	;;
 
 knee)
@@ -118,7 +118,7 @@ failing)
 	# A cell where every run fails: a row of dashes, the others measured.
 	run 1 --workers 1,2,4 --repeat 2 --env SLEEP_WORK_FAIL=2 -- "$sleepw" 0.2 0.05
 	has "^SLEEP_WORK_FAIL +workers +runs"
-	has "^2 +2 +0/2 +- +- +- +- +-$"
+	has "^2 +2 +0/2 +- +- +- +- +- +-$"
 	has "^2 +4 +2/2 +[0-9.]+"
 	has "^FAILED 2 of 2 runs \(SLEEP_WORK_FAIL=2 workers=2\): exit 4 x2; last stderr line: sleep-work: failing for WEFT_WORKERS=2"
 	has "^knee \(SLEEP_WORK_FAIL=2\): "
