@@ -1,0 +1,649 @@
+/* weft-psort: the seed's parallel sort (seed 000) with the N-way split and
+ * merge its report proposes, written once on weft's native API.
+ *
+ *   weft-psort [--parts K] [--seed S] [--no-compare] [--print] [N]
+ *   weft-psort [--parts K] --file FILE [--output OUT] ...
+ *
+ * Sorts N 32-bit ints (random from the seed, or read from FILE) in four
+ * phases, each a set of tasks waited for as a group:
+ *
+ *   1. generate (or, for FILE, checksum): a task per slice;
+ *   2. sort: the array is split into K parts, each sorted by one task with
+ *      an LSD radix sort (kernels.c) in its own slice of a scratch array;
+ *   3. merge: ceil(log2 K) rounds; each round merges neighbouring runs two
+ *      by two, and every pair's output is cut into pieces of about the same
+ *      size at merge-path split points (psort_corank), a task per piece, so
+ *      the last rounds are as parallel as the first (no serial tail). Rounds
+ *      alternate between the array and the scratch array;
+ *   4. verify: a task per slice checks order (across slice edges too) and
+ *      adds up a multiset checksum, compared with the one taken before.
+ *
+ * K is fixed (default 8) whatever the worker count, so 1 and 2 workers run
+ * the same tasks. With --compare (the default) the same tasks are then run
+ * inline on the calling thread, and qsort on a copy, and the speedups
+ * printed. Tasks write disjoint slices; nothing is shared on the hot path.
+ *
+ * Exit status: 0 sorted and verified, 1 verification failed, 2 usage, input
+ * or start-up error (with the file and line of bad input). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <weft/weft.h>
+
+#include "kernels.h"
+
+#define MAX_N     1000000000ull
+#define MAX_PARTS 4096
+#define SLICE_MIN (1u << 16) /* elements per generate / verify / merge task, at least */
+
+static const char *prog = "weft-psort";
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: %s [options] [N]\n"
+	        "Sorts N 32-bit ints (default 1000000) with weft tasks: K parts radix-sorted\n"
+	        "as tasks, then merged two by two in rounds, each merge cut into tasks at\n"
+	        "merge-path split points; verifies order and contents, prints the times.\n"
+	        "  --parts K      number of parts sorted as tasks (1..%d, default 8)\n"
+	        "  --seed S       seed of the random ints (default 1)\n"
+	        "  --file FILE    sort the ints in FILE instead (decimal, separated by\n"
+	        "                 white space; '-' for stdin)\n"
+	        "  --output OUT   write the sorted ints to OUT, one per line ('-': stdout)\n"
+	        "  --compare      also time the same tasks inline on one thread and qsort\n"
+	        "                 (the default)\n"
+	        "  --no-compare   do not\n"
+	        "  --print        print the array before and after, the seed's way\n"
+	        "  --help         show this help\n"
+	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY choose how the tasks run.\n"
+	        "Exit status: 0 sorted, 1 verification failed, 2 usage or input error.\n",
+	        prog, MAX_PARTS);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------ task runner */
+
+/* Runs jobs as tasks of rt in a group, or, with rt NULL, inline one after
+ * the other (the "same tasks on one thread" baseline). */
+typedef struct runner {
+	weft_rt *rt;
+	weft_group g;
+	weft_task *tasks;
+	size_t used, cap;
+	int err;
+} runner_t;
+
+static void run(runner_t *r, weft_fn fn, void *arg)
+{
+	if (!r->rt) {
+		fn(arg);
+		return;
+	}
+	if (r->err)
+		return;
+	if (r->used == r->cap) {
+		r->err = WEFT_ENOMEM;
+		return;
+	}
+	weft_task *t = &r->tasks[r->used++];
+	weft_task_init(t, fn, arg);
+	int err = weft_post_in(r->rt, &r->g, t);
+	if (err)
+		r->err = err;
+}
+
+static int finish(runner_t *r)
+{
+	if (r->rt)
+		weft_group_wait(&r->g);
+	r->used = 0;
+	if (r->err) {
+		fprintf(stderr, "%s: cannot post a task: %s\n", prog, weft_strerror(r->err));
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ jobs */
+
+typedef struct job {
+	int32_t *a, *b, *out; /* per kind */
+	size_t lo, hi;        /* slice [lo, hi) of the array (generate, verify, sort) */
+	size_t m, n;          /* merge: run lengths */
+	size_t d0, d1;        /* merge: output range of this piece */
+	uint64_t seed;
+	uint64_t sum;     /* checksum of the slice */
+	bool unsorted;    /* verify: found a pair out of order */
+	size_t first_bad; /* its index */
+} job_t;
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void generate_job(void *arg)
+{
+	job_t *j = arg;
+	uint64_t sum = 0;
+	for (size_t i = j->lo; i < j->hi; i++) {
+		int32_t v =
+		        (int32_t)(uint32_t)(mix64(j->seed + 0x9e3779b97f4a7c15ull * (i + 1)) >> 32);
+		j->a[i] = v;
+		sum += psort_hash(v);
+	}
+	j->sum = sum;
+}
+
+static void checksum_job(void *arg)
+{
+	job_t *j = arg;
+	uint64_t sum = 0;
+	for (size_t i = j->lo; i < j->hi; i++)
+		sum += psort_hash(j->a[i]);
+	j->sum = sum;
+}
+
+static void verify_job(void *arg)
+{
+	job_t *j = arg;
+	uint64_t sum = 0;
+	j->unsorted = false;
+	for (size_t i = j->lo; i < j->hi; i++) {
+		sum += psort_hash(j->a[i]);
+		if (i > 0 && j->a[i - 1] > j->a[i] && !j->unsorted) {
+			j->unsorted = true;
+			j->first_bad = i;
+		}
+	}
+	j->sum = sum;
+}
+
+static void sort_job(void *arg)
+{
+	job_t *j = arg;
+	psort_radix(j->a + j->lo, j->b + j->lo, j->hi - j->lo);
+}
+
+/* A piece of a merge: outputs d0 .. d1 of merging a[0..m) and b[0..n). */
+static void merge_job(void *arg)
+{
+	job_t *j = arg;
+	size_t i0 = psort_corank(j->a, j->m, j->b, j->n, j->d0);
+	size_t i1 = psort_corank(j->a, j->m, j->b, j->n, j->d1);
+	psort_merge(j->a + i0, i1 - i0, j->b + (j->d0 - i0), (j->d1 - i1) - (j->d0 - i0),
+	            j->out + j->d0);
+}
+
+/* ------------------------------------------------------------ the sort */
+
+typedef struct sorter {
+	size_t n, parts, pieces; /* pieces: merge tasks per round, about */
+	job_t *jobs;             /* enough for any phase */
+	size_t *bounds;          /* run boundaries, parts + 1 */
+	double t_parts, t_merge;
+	int rounds;
+} sorter_t;
+
+/* Sorts a[0..n) using tmp; returns the array that holds the result (a or
+ * tmp), or NULL if a task could not be posted. */
+static int32_t *psort(sorter_t *s, runner_t *r, int32_t *a, int32_t *tmp)
+{
+	size_t n = s->n, k = s->parts;
+	double t0 = now_ms();
+	for (size_t p = 0; p <= k; p++)
+		s->bounds[p] = n / k * p + n % k * p / k;
+	for (size_t p = 0; p < k; p++) {
+		s->jobs[p] = (job_t){.a = a, .b = tmp, .lo = s->bounds[p], .hi = s->bounds[p + 1]};
+		run(r, sort_job, &s->jobs[p]);
+	}
+	if (finish(r) != 0)
+		return NULL;
+	double t1 = now_ms();
+
+	/* Merge rounds: runs [bounds[i], bounds[i+1]) merged pairwise. */
+	int32_t *src = a, *dst = tmp;
+	size_t runs = k;
+	s->rounds = 0;
+	while (runs > 1) {
+		size_t piece = n / s->pieces + 1;
+		if (piece < SLICE_MIN)
+			piece = SLICE_MIN;
+		size_t used = 0;
+		for (size_t p = 0; p + 1 < runs; p += 2) {
+			size_t lo = s->bounds[p], mid = s->bounds[p + 1], hi = s->bounds[p + 2];
+			size_t len = hi - lo, cuts = (len + piece - 1) / piece;
+			for (size_t c = 0; c < cuts; c++)
+				s->jobs[used++] = (job_t){
+				        .a = src + lo,
+				        .b = src + mid,
+				        .out = dst + lo,
+				        .m = mid - lo,
+				        .n = hi - mid,
+				        .d0 = len / cuts * c + len % cuts * c / cuts,
+				        .d1 = len / cuts * (c + 1) + len % cuts * (c + 1) / cuts};
+		}
+		if (runs % 2) {
+			/* The odd run out is "merged" with nothing: copied across. */
+			size_t lo = s->bounds[runs - 1], hi = s->bounds[runs];
+			size_t len = hi - lo, cuts = (len + piece - 1) / piece;
+			for (size_t c = 0; c < cuts; c++)
+				s->jobs[used++] = (job_t){
+				        .a = src + lo,
+				        .b = src + hi,
+				        .out = dst + lo,
+				        .m = len,
+				        .n = 0,
+				        .d0 = len / cuts * c + len % cuts * c / cuts,
+				        .d1 = len / cuts * (c + 1) + len % cuts * (c + 1) / cuts};
+		}
+		for (size_t i = 0; i < used; i++)
+			run(r, merge_job, &s->jobs[i]);
+		if (finish(r) != 0)
+			return NULL;
+		size_t nr = 0;
+		for (size_t p = 0; p < runs; p += 2)
+			s->bounds[nr++] = s->bounds[p];
+		s->bounds[nr] = n;
+		runs = nr;
+		int32_t *t = src;
+		src = dst;
+		dst = t;
+		s->rounds++;
+	}
+	double t2 = now_ms();
+	s->t_parts = t1 - t0;
+	s->t_merge = t2 - t1;
+	return src;
+}
+
+/* Slices of about equal size for generate / verify, at most max_jobs. */
+static size_t slices(size_t n, size_t want)
+{
+	size_t k = n / SLICE_MIN;
+	if (k > want)
+		k = want;
+	return k ? k : 1;
+}
+
+/* ------------------------------------------------------------ input, output */
+
+static int read_file(const char *name, int32_t **out, size_t *count)
+{
+	FILE *f = strcmp(name, "-") == 0 ? stdin : fopen(name, "r");
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", prog, name, strerror(errno));
+		return -1;
+	}
+	size_t cap = 1024, n = 0;
+	int32_t *v = malloc(cap * sizeof(*v));
+	unsigned long long line = 1, col = 0;
+	int ch, status = 0;
+	if (!v)
+		goto oom;
+	ch = getc(f);
+	col = 1;
+	for (;;) {
+		while (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') {
+			if (ch == '\n') {
+				line++;
+				col = 0;
+			}
+			ch = getc(f);
+			col++;
+		}
+		if (ch == EOF)
+			break;
+		unsigned long long start = col;
+		bool neg = false;
+		if (ch == '-' || ch == '+') {
+			neg = ch == '-';
+			ch = getc(f);
+			col++;
+		}
+		if (ch < '0' || ch > '9') {
+			if (ch == EOF)
+				fprintf(stderr, "%s: %s:%llu:%llu: a sign without a number\n", prog,
+				        name, line, col);
+			else if (ch >= 0x21 && ch < 0x7f)
+				fprintf(stderr,
+				        "%s: %s:%llu:%llu: unexpected '%c' (want an integer)\n",
+				        prog, name, line, col, ch);
+			else
+				fprintf(stderr,
+				        "%s: %s:%llu:%llu: unexpected byte 0x%02x (want an "
+				        "integer)\n",
+				        prog, name, line, col, (unsigned)ch);
+			status = -1;
+			goto out;
+		}
+		long long val = 0;
+		bool range = false;
+		while (ch >= '0' && ch <= '9') {
+			if (val <= 3000000000LL)
+				val = val * 10 + (ch - '0');
+			ch = getc(f);
+			col++;
+		}
+		if (neg)
+			val = -val;
+		if (val < INT32_MIN || val > INT32_MAX)
+			range = true;
+		if (ch != EOF && ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
+			fprintf(stderr, "%s: %s:%llu:%llu: unexpected character after a number\n",
+			        prog, name, line, col);
+			status = -1;
+			goto out;
+		}
+		if (range) {
+			fprintf(stderr, "%s: %s:%llu:%llu: out of range for a 32-bit int\n", prog,
+			        name, line, start);
+			status = -1;
+			goto out;
+		}
+		if (n == MAX_N) {
+			fprintf(stderr, "%s: %s:%llu: more than %llu numbers\n", prog, name, line,
+			        MAX_N);
+			status = -1;
+			goto out;
+		}
+		if (n == cap) {
+			int32_t *nv = realloc(v, 2 * cap * sizeof(*v));
+			if (!nv)
+				goto oom;
+			v = nv;
+			cap *= 2;
+		}
+		v[n++] = (int32_t)val;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "%s: %s: read error\n", prog, name);
+		status = -1;
+	} else if (n == 0) {
+		fprintf(stderr, "%s: %s:%llu: no numbers\n", prog, name, line);
+		status = -1;
+	}
+	goto out;
+oom:
+	fprintf(stderr, "%s: %s: out of memory\n", prog, name);
+	status = -1;
+out:
+	if (f != stdin)
+		fclose(f);
+	if (status != 0) {
+		free(v);
+		return -1;
+	}
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static int write_file(const char *name, const int32_t *a, size_t n)
+{
+	FILE *f = strcmp(name, "-") == 0 ? stdout : fopen(name, "w");
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", prog, name, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%" PRId32 "\n", a[i]);
+	int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
+	if (bad) {
+		fprintf(stderr, "%s: %s: write error\n", prog, name);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_array(const int32_t *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("%" PRId32 " ", a[i]);
+	printf("\n");
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* ------------------------------------------------------------ main */
+
+static bool parse_size(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < 1 || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static const char *need_value(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "%s: %s needs a value\n", prog, argv[*i]);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long n_arg = 1000000, parts = 8, seed = 1;
+	const char *file = NULL, *output = NULL, *n_str = NULL, *v;
+	bool compare = true, print = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--parts") == 0) {
+			if (!(v = need_value(argc, argv, &i)))
+				return 2;
+			if (!parse_size(v, MAX_PARTS, &parts)) {
+				fprintf(stderr, "%s: invalid number of parts '%s' (want 1..%d)\n",
+				        prog, v, MAX_PARTS);
+				return 2;
+			}
+		} else if (strcmp(a, "--seed") == 0) {
+			if (!(v = need_value(argc, argv, &i)))
+				return 2;
+			if (!parse_size(v, UINT64_MAX, &seed)) {
+				fprintf(stderr, "%s: invalid seed '%s'\n", prog, v);
+				return 2;
+			}
+		} else if (strcmp(a, "--file") == 0) {
+			if (!(file = need_value(argc, argv, &i)))
+				return 2;
+		} else if (strcmp(a, "--output") == 0) {
+			if (!(output = need_value(argc, argv, &i)))
+				return 2;
+		} else if (strcmp(a, "--compare") == 0) {
+			compare = true;
+		} else if (strcmp(a, "--no-compare") == 0) {
+			compare = false;
+		} else if (strcmp(a, "--print") == 0) {
+			print = true;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
+			usage(stderr);
+			return 2;
+		} else if (!n_str) {
+			n_str = a;
+		} else {
+			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, a);
+			return 2;
+		}
+	}
+	if (n_str && file) {
+		fprintf(stderr, "%s: give N or --file, not both\n", prog);
+		return 2;
+	}
+	if (n_str && !parse_size(n_str, MAX_N, &n_arg)) {
+		fprintf(stderr, "%s: invalid number of ints '%s' (want 1..%llu)\n", prog, n_str,
+		        MAX_N);
+		return 2;
+	}
+
+	int32_t *a = NULL, *tmp = NULL, *orig = NULL;
+	size_t n = (size_t)n_arg;
+	if (file && read_file(file, &a, &n) != 0)
+		return 2;
+	if (parts > n)
+		parts = n;
+
+	weft_rt *rt;
+	int err = weft_rt_create(&rt, NULL);
+	if (err) {
+		fprintf(stderr, "%s: cannot start the weft runtime: %s\n", prog,
+		        weft_strerror(err));
+		free(a);
+		return 2;
+	}
+	weft_config cfg;
+	weft_rt_config(rt, &cfg);
+
+	int status = 2;
+	sorter_t s = {.n = n, .parts = parts};
+	s.pieces = 4 * (size_t)cfg.workers;
+	if (s.pieces < 16)
+		s.pieces = 16;
+	size_t max_jobs = s.pieces + 2 * parts + 64;
+	if (max_jobs < 256)
+		max_jobs = 256;
+	s.jobs = calloc(max_jobs, sizeof(*s.jobs));
+	s.bounds = calloc(parts + 1, sizeof(*s.bounds));
+	runner_t r = {.rt = rt, .cap = max_jobs};
+	r.tasks = calloc(max_jobs, sizeof(*r.tasks));
+	weft_group_init(&r.g);
+	if (!a)
+		a = malloc(n * sizeof(*a));
+	tmp = malloc(n * sizeof(*tmp));
+	if (compare)
+		orig = malloc(n * sizeof(*orig));
+	if (!s.jobs || !s.bounds || !r.tasks || !a || !tmp || (compare && !orig)) {
+		fprintf(stderr, "%s: out of memory for %zu ints\n", prog, n);
+		goto out;
+	}
+
+	printf("%s: %zu ints, %zu parts, model %s, %d workers\n", prog, n, s.parts,
+	       weft_model_name(cfg.model), cfg.workers);
+
+	/* 1. generate or checksum */
+	double t0 = now_ms();
+	size_t ns = slices(n, 4 * (size_t)cfg.workers < 64 ? 64 : 4 * (size_t)cfg.workers);
+	for (size_t i = 0; i < ns; i++) {
+		s.jobs[i] = (job_t){.a = a,
+		                    .lo = n / ns * i + n % ns * i / ns,
+		                    .hi = n / ns * (i + 1) + n % ns * (i + 1) / ns,
+		                    .seed = seed};
+		run(&r, file ? checksum_job : generate_job, &s.jobs[i]);
+	}
+	if (finish(&r) != 0)
+		goto out;
+	uint64_t before = 0;
+	for (size_t i = 0; i < ns; i++)
+		before += s.jobs[i].sum;
+	double t1 = now_ms();
+	printf("%s: %.1f ms\n", file ? "checksum" : "generate", t1 - t0);
+	if (compare)
+		memcpy(orig, a, n * sizeof(*a));
+	if (print)
+		print_array(a, n);
+
+	/* 2, 3. sort and merge */
+	int32_t *sorted = psort(&s, &r, a, tmp);
+	if (!sorted)
+		goto out;
+	double t_sort = s.t_parts + s.t_merge;
+	printf("sort: %.1f ms (parts %.1f ms, merge %.1f ms in %d rounds)\n", t_sort, s.t_parts,
+	       s.t_merge, s.rounds);
+
+	/* 4. verify */
+	for (size_t i = 0; i < ns; i++) {
+		s.jobs[i] = (job_t){.a = sorted,
+		                    .lo = n / ns * i + n % ns * i / ns,
+		                    .hi = n / ns * (i + 1) + n % ns * (i + 1) / ns};
+		run(&r, verify_job, &s.jobs[i]);
+	}
+	if (finish(&r) != 0)
+		goto out;
+	uint64_t after = 0;
+	bool ok = true;
+	for (size_t i = 0; i < ns; i++) {
+		after += s.jobs[i].sum;
+		if (s.jobs[i].unsorted && ok) {
+			fprintf(stderr, "%s: NOT SORTED at index %zu\n", prog, s.jobs[i].first_bad);
+			ok = false;
+		}
+	}
+	if (after != before) {
+		fprintf(stderr,
+		        "%s: the sorted array does not hold the same ints (checksum %016" PRIx64
+		        " before, %016" PRIx64 " after)\n",
+		        prog, before, after);
+		ok = false;
+	}
+	if (!ok) {
+		status = 1;
+		goto out;
+	}
+	printf("verify: ok (sorted, checksum %016" PRIx64 ")\n", after);
+	if (print)
+		print_array(sorted, n);
+	if (output && write_file(output, sorted, n) != 0)
+		goto out;
+
+	if (compare) {
+		/* The same tasks, inline on this thread. */
+		runner_t inl = {.rt = NULL};
+		memcpy(a, orig, n * sizeof(*a));
+		double s0 = now_ms();
+		int32_t *res = psort(&s, &inl, a, tmp);
+		double s1 = now_ms();
+		memcpy(tmp == res ? a : tmp, orig, n * sizeof(*a));
+		int32_t *q = tmp == res ? a : tmp;
+		double q0 = now_ms();
+		qsort(q, n, sizeof(*q), cmp_int);
+		double q1 = now_ms();
+		if (memcmp(q, res, n * sizeof(*q)) != 0) {
+			fprintf(stderr, "%s: qsort and the inline sort disagree\n", prog);
+			status = 1;
+			goto out;
+		}
+		printf("same tasks inline on 1 thread: %.1f ms (speedup %.2fx)\n", s1 - s0,
+		       (s1 - s0) / t_sort);
+		printf("qsort: %.1f ms (speedup %.2fx)\n", q1 - q0, (q1 - q0) / t_sort);
+	}
+	status = 0;
+out:
+	weft_rt_destroy(rt);
+	free(r.tasks);
+	free(s.jobs);
+	free(s.bounds);
+	free(orig);
+	free(tmp);
+	free(a);
+	return status;
+}
