@@ -91,7 +91,7 @@ static const experiment experiments[] = {
          "difference divided by the number of yields is the overhead of one switch.",
          probe_switch},
         {"memory", "memory per thread: RSS with N parked fibers vs N parked pthreads",
-         "In a fresh forked process per repetition, reads VmRSS (/proc/self/statm) before and "
+         "In a fresh forked process per repetition, reads RSS (/proc/self/smaps_rollup) before and "
          "after N tasks on a fibers runtime have all blocked on a weft_sem, and likewise for N "
          "pthreads blocked on a semaphore (seed 003 experiment 3 read RSS before and after its "
          "threads ran).",
@@ -348,6 +348,21 @@ static const char *build_kind(void)
 #endif
 }
 
+/* The 1-minute load average, to show how busy the machine was. */
+static double loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+static double load_start;
+
 static int write_report(const probe *p, double total_s)
 {
 	FILE *f = fopen(p->report, "w");
@@ -375,6 +390,11 @@ static int write_report(const probe *p, double total_s)
 	fprintf(f, "- weft %d.%d.%d, %s; %d repetition(s) per figure%s; total %.1f s\n",
 	        WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, build_kind(), p->reps,
 	        p->quick ? ", --quick sizes (smoke test: the figures mean little)" : "", total_s);
+	double load_end = loadavg();
+	fprintf(f, "- load average (1 min) at start %.2f, at end %.2f%s\n", load_start, load_end,
+	        load_start > p->ncpus || load_end > p->ncpus
+	                ? ": above the CPU count, other processes competed with the measurements"
+	                : "");
 	fprintf(f, "\nEvery figure is the median of its repetitions, with the smallest and "
 	           "largest beside it. \"Seed\" is the figure the seed's report gives for the "
 	           "same experiment, measured on other hardware (seed 002: a VirtualBox Ubuntu "
@@ -568,6 +588,7 @@ int main(int argc, char **argv)
 		                  "allowed\n",
 		       ntodo, p.reps, p.quick ? ", quick sizes" : "", p.ncpus);
 
+	load_start = loadavg();
 	double t0 = probe_now_ns();
 	for (int i = 0; i < ntodo; i++)
 		if (run_experiment(&p, todo[i]) != 0)

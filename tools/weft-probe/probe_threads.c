@@ -356,10 +356,25 @@ void probe_switch(probe *p)
 
 /* ---- memory per parked thread ------------------------------------------------ */
 
+/* Resident memory in KiB: the Rss line of /proc/self/smaps_rollup, which
+ * walks the page tables and is exact (statm reads the kernel's per-CPU RSS
+ * counters, which may be off by some tens of pages); statm if it is
+ * missing. */
 static long rss_kib(void)
 {
+	long kib = -1;
+	char line[256];
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	if (f) {
+		while (kib < 0 && fgets(line, sizeof(line), f))
+			if (sscanf(line, "Rss: %ld kB", &kib) != 1)
+				kib = -1;
+		fclose(f);
+	}
+	if (kib >= 0)
+		return kib;
 	long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
+	f = fopen("/proc/self/statm", "r");
 	if (!f || fscanf(f, "%ld %ld", &pages, &resident) != 2)
 		resident = 0;
 	if (f)
@@ -460,7 +475,7 @@ void probe_memory(probe *p)
 	        "+0 KiB (seed 003: 632 -> 632)", "+556 KiB (seed 003: 656 -> 1212)",
 	        "+1000 KiB (seed 003: 640 -> 1640)", "+1412 KiB (seed 003: 668 -> 2080)", ""};
 	const int nsizes = p->quick ? 4 : 5;
-	double stack[2] = {0, 0};
+	double stack[2] = {0, 0}, gmed[5][2] = {{0}};
 	probe_md(p, "| N | kind | RSS before, KiB | RSS parked, KiB | per thread, KiB |\n"
 	            "|---|---|---|---|---|\n");
 	for (int s = 0; s < nsizes; s++) {
@@ -491,11 +506,20 @@ void probe_memory(probe *p)
 			double b = probe_median(before, ok, NULL, NULL);
 			double a = probe_median(after, ok, NULL, NULL);
 			double g = probe_median(grow, ok, NULL, NULL);
+			gmed[s][kind] = g;
 			probe_md(p, "| %ld | %s | %.0f | %.0f | %.2f |\n", n,
 			         kind ? "pthread" : "weft fiber", b, a, g / (double)n);
 		}
 	}
 	probe_md(p, "\n");
+	const int hi = nsizes - 1, lo = nsizes - 2;
+	const double dn = (double)(full[hi] - full[lo]);
+	probe_note(p,
+	           "Marginal cost, from %ld to %ld parked: %.2f KiB per weft fiber, %.2f KiB per "
+	           "pthread (the growth at small N also holds one-time costs: the runtime's "
+	           "first stacks, malloc arenas).",
+	           full[lo], full[hi], (gmed[hi][0] - gmed[lo][0]) / dn,
+	           (gmed[hi][1] - gmed[lo][1]) / dn);
 	probe_note(p,
 	           "Fiber stacks are %.0f KiB of address space each, pthread stacks %.0f KiB "
 	           "(glibc's default, from RLIMIT_STACK); RSS counts only the pages actually "

@@ -162,12 +162,13 @@ void probe_tlb(probe *p)
 		for (int k = 1; k <= max_log; k++) {
 			double before = med[s][k - 1], now = med[s][k];
 			int stays = k == max_log || med[s][k + 1] >= before * 1.25;
-			if (now >= before * 1.25 && stays && len < sizeof(steps) - 48)
+			if (now >= before * 1.25 && now - before >= 1.0 && stays &&
+			    len < sizeof(steps) - 48)
 				len += (size_t)snprintf(steps + len, sizeof(steps) - len,
 				                        "%s%ld pages (x%.1f)", len ? ", " : "",
 				                        1L << k, now / before);
 		}
-		probe_note(p, "%s: steps (a rise of 25%% or more that stays) at %s.",
+		probe_note(p, "%s: steps (a rise of 25%% and 1 ns or more that stays) at %s.",
 		           s ? "staggered offset" : "same offset (seed method)",
 		           len ? steps : "no size");
 	}
@@ -200,13 +201,15 @@ void probe_tlb(probe *p)
 		probe_md(p, "```\n\n");
 	free(dat);
 	free(png);
-	probe_note(p,
-	           "Reading the steps: while the pages fit the first-level data TLB, an access "
-	           "costs a cache hit; past it, each access also walks to the second-level TLB "
-	           "(a few cycles), and past that, to the page tables (tens of cycles, more under "
-	           "a hypervisor's nested paging). With the same offset in every page, all "
-	           "accesses also fall into one L1 set, whose ways (8 on most x86 cores) fill "
-	           "at 8 pages -- which matches seed 002's first step at 8 pages better than a "
-	           "TLB does (first-level data TLBs hold 64 or more 4 KiB entries). The seed's "
-	           "figures include -O0 loop overhead, so compare their shape, not their level.");
+	probe_note(p, "Reading the steps: while the pages fit the first-level data TLB, an access "
+	              "costs a cache hit; past it, each access also looks in the second-level TLB "
+	              "(a few cycles), and past that, walks the page tables (tens of cycles, more "
+	              "under a hypervisor's nested paging). With the same offset in every page, "
+	              "every access also falls into one set of the L1 cache (and a few sets of "
+	              "L2), so the cache overflows long before the TLB: an 8-way L1 holds 8 such "
+	              "pages. Where the same-offset column rises and the staggered one does not, "
+	              "the step is the cache's, not the TLB's; seed 002's step at 8 pages is more "
+	              "likely that than a TLB (first-level data TLBs hold 64 or more 4 KiB "
+	              "entries). The seed's figures include -O0 loop overhead: compare their "
+	              "shape, not their level.");
 }
