@@ -225,7 +225,7 @@ static int run_house(const haunted_visitors *in, unsigned long capacity, int64_t
 	if ((rc = weft_rt_create(&rt, NULL)) != 0) {
 		fprintf(stderr, PROG ": cannot start the runtime: %s\n", weft_strerror(rc));
 		free(h.v);
-		return 1;
+		return 2;
 	}
 	weft_rt_config(rt, &cfg);
 	f = (feeder){&h, rt, pace, 0};
@@ -290,7 +290,8 @@ static void usage(FILE *to)
 	      "Number of visitors on house: K)\n"
 	      "  Visitor N: Exit house (Current crossing: left to right, Number of visitors "
 	      "on house: K)\n"
-	      "Exit status: 0 done (or log correct), 1 bad input, log or run, 2 usage.\n",
+	      "Exit status: 0 done (or the log keeps every rule), 1 the log breaks a rule\n"
+	      "or the run failed, 2 usage, input or start-up error.\n",
 	      to);
 }
 
@@ -423,12 +424,12 @@ static int run_check(const char *log_path, const char *input_path, unsigned long
 
 	if (input_path) {
 		if (load_input(input_path, &in) != 0)
-			return 1;
+			return 2;
 		o.input = &in;
 	}
 	if (read_all(log_path, &text, &len) != 0) {
 		haunted_visitors_free(&in);
-		return 1;
+		return 2;
 	}
 	int rc = haunted_check(text, len, &o, &st, &e);
 	if (rc == HAUNTED_OK)
@@ -561,7 +562,7 @@ int main(int argc, char **argv)
 		for (unsigned long i = 0; i < generate; i++)
 			in.dir[i] = next_random(&g) & 1 ? HAUNTED_RIGHT : HAUNTED_LEFT;
 	} else if (load_input(pos[0], &in) != 0) {
-		return 1;
+		return 2;
 	}
 	if (!pace_set)
 		pace.min_ns = pace.max_ns = cross_ns / 5 * 2;
