@@ -8,9 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* psort_radix sorts a[0 .. n-1] ascending (as signed 32-bit ints) with an
- * LSD radix sort of four 8-bit digits, using tmp[0 .. n-1] as scratch. The
- * result is in a. Digits on which every element agrees are skipped. */
+/* Parts of at least this many ints get an MSD pass first (psort_radix). */
+#define PSORT_MSD_MIN (1u << 16)
+
+/* psort_radix sorts a[0 .. n-1] ascending (as signed 32-bit ints) with a
+ * radix sort of 8-bit digits, using tmp[0 .. n-1] as scratch; the result is
+ * in a. Below PSORT_MSD_MIN ints, an LSD sort of four digits; from there, an
+ * MSD pass on the top digit, then an LSD sort of the three others inside
+ * each bucket, which fits in cache. Digits on which every element of a
+ * (bucket) agrees are skipped. */
 void psort_radix(int32_t *a, int32_t *tmp, size_t n);
 
 /* psort_corank returns how many of the first d elements of the stable merge

@@ -47,7 +47,7 @@ static void check_radix(int32_t *v, size_t n)
 static void radix_random(void **state)
 {
 	(void)state;
-	static const size_t sizes[] = {0, 1, 2, 3, 17, 256, 1000, 65537};
+	static const size_t sizes[] = {0, 1, 2, 3, 17, 256, 1000, 65535, 65536, 300000};
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		int32_t *v = malloc((sizes[s] + 1) * sizeof(*v));
 		assert_non_null(v);
@@ -69,6 +69,18 @@ static void radix_edges(void **state)
 	for (int i = 0; i < 100; i++)
 		same[i] = 0x01020300 | (i % 7);
 	check_radix(same, 100);
+	/* MSD path: one top byte for all (one bucket), and a narrow range
+	 * (skipped digits inside the buckets). */
+	size_t big = 2 * PSORT_MSD_MIN + 7;
+	int32_t *w = malloc(big * sizeof(*w));
+	assert_non_null(w);
+	for (size_t i = 0; i < big; i++)
+		w[i] = 0x12000000 + (int32_t)(next() & 0xffffff);
+	check_radix(w, big);
+	for (size_t i = 0; i < big; i++)
+		w[i] = (int32_t)(next() % 1000) - 500;
+	check_radix(w, big);
+	free(w);
 	int32_t two[200];
 	for (int i = 0; i < 200; i++)
 		two[i] = (i % 2 ? 0x7f000000 : -0x7f000000) + (i % 3) * 0x10000;

@@ -18,8 +18,8 @@
  *   4. verify: a task per slice checks order (across slice edges too) and
  *      adds up a multiset checksum, compared with the one taken before.
  *
- * K is fixed (default 8) whatever the worker count, so 1 and 2 workers run
- * the same tasks. With --compare (the default) the same tasks are then run
+ * K defaults to the worker count rounded up to a power of two, at least 2,
+ * so 1 and 2 workers run exactly the same tasks (the bar compares them). With --compare (the default) the same tasks are then run
  * inline on the calling thread, and qsort on a copy, and the speedups
  * printed. Tasks write disjoint slices; nothing is shared on the hot path.
  *
@@ -51,7 +51,8 @@ static void usage(FILE *out)
 	        "Sorts N 32-bit ints (default 1000000) with weft tasks: K parts radix-sorted\n"
 	        "as tasks, then merged two by two in rounds, each merge cut into tasks at\n"
 	        "merge-path split points; verifies order and contents, prints the times.\n"
-	        "  --parts K      number of parts sorted as tasks (1..%d, default 8)\n"
+	        "  --parts K      number of parts sorted as tasks (1..%d; default: the\n"
+	        "                 workers rounded up to a power of two, at least 2)\n"
 	        "  --seed S       seed of the random ints (default 1)\n"
 	        "  --file FILE    sort the ints in FILE instead (decimal, separated by\n"
 	        "                 white space; '-' for stdin)\n"
@@ -449,7 +450,7 @@ static const char *need_value(int argc, char **argv, int *i)
 
 int main(int argc, char **argv)
 {
-	unsigned long long n_arg = 1000000, parts = 8, seed = 1;
+	unsigned long long n_arg = 1000000, parts = 0, seed = 1;
 	const char *file = NULL, *output = NULL, *n_str = NULL, *v;
 	bool compare = true, print = false;
 
@@ -510,9 +511,6 @@ int main(int argc, char **argv)
 	size_t n = (size_t)n_arg;
 	if (file && read_file(file, &a, &n) != 0)
 		return 2;
-	if (parts > n)
-		parts = n;
-
 	weft_rt *rt;
 	int err = weft_rt_create(&rt, NULL);
 	if (err) {
@@ -523,6 +521,11 @@ int main(int argc, char **argv)
 	}
 	weft_config cfg;
 	weft_rt_config(rt, &cfg);
+	if (parts == 0)
+		for (parts = 2; parts < (unsigned long long)cfg.workers && parts < MAX_PARTS;)
+			parts *= 2;
+	if (parts > n)
+		parts = n;
 
 	int status = 2;
 	sorter_t s = {.n = n, .parts = parts};

@@ -83,22 +83,26 @@ static void describe_char(char ch, char *out, size_t size)
 
 sudoku_fails sudoku_check(const uint8_t cells[81])
 {
-	unsigned row[9] = {0}, col[9] = {0}, box[9] = {0};
-	for (int r = 0; r < 9; r++) {
-		const uint8_t *line = cells + 9 * r;
-		int b0 = (r / 3) * 3;
-		for (int c = 0; c < 9; c++) {
-			unsigned bit = 1u << (line[c] & 15);
-			row[r] |= bit;
-			col[c] |= bit;
-			box[b0 + c / 3] |= bit;
-		}
+	/* One bit per cell, then ORs with no dependence from one unit to the
+	 * next (the compiler vectorises the column and band loops). */
+	uint16_t bit[81];
+	for (int i = 0; i < 81; i++)
+		bit[i] = (uint16_t)(1u << (cells[i] & 15));
+	uint16_t col[9], band[3][9];
+	for (int c = 0; c < 9; c++) {
+		for (int b = 0; b < 3; b++)
+			band[b][c] = bit[27 * b + c] | bit[27 * b + 9 + c] | bit[27 * b + 18 + c];
+		col[c] = band[0][c] | band[1][c] | band[2][c];
 	}
 	sudoku_fails f = {0, 0, 0};
 	for (int i = 0; i < 9; i++) {
-		f.rows |= (uint16_t)((row[i] != SUDOKU_UNIT_FULL) << i);
+		const uint16_t *r = bit + 9 * i;
+		unsigned row = r[0] | r[1] | r[2] | r[3] | r[4] | r[5] | r[6] | r[7] | r[8];
+		const uint16_t *t = band[i / 3] + 3 * (i % 3);
+		unsigned box = t[0] | t[1] | t[2];
+		f.rows |= (uint16_t)((row != SUDOKU_UNIT_FULL) << i);
 		f.cols |= (uint16_t)((col[i] != SUDOKU_UNIT_FULL) << i);
-		f.boxes |= (uint16_t)((box[i] != SUDOKU_UNIT_FULL) << i);
+		f.boxes |= (uint16_t)((box != SUDOKU_UNIT_FULL) << i);
 	}
 	return f;
 }
