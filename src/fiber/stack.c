@@ -357,17 +357,9 @@ void weft__stack_put(weft__stack_pool *p, weft__stack *s)
 
 /* ------------------------------------------------------------ overflow handler */
 
-static _Thread_local const weft__stack *current_stack __attribute__((tls_model("initial-exec")));
-static _Thread_local const void *current_task __attribute__((tls_model("initial-exec")));
+_Thread_local const weft__stack *weft__current_stack __attribute__((tls_model("initial-exec")));
+_Thread_local const void *weft__current_task __attribute__((tls_model("initial-exec")));
 static _Thread_local bool altstack_ready __attribute__((tls_model("initial-exec")));
-
-void weft__stack_set_current(const weft__stack *s, const void *task)
-{
-	current_task = task;
-	current_stack = s;
-	/* The handler runs on this thread: it must see both stores. */
-	atomic_signal_fence(memory_order_seq_cst);
-}
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static int install_error;
@@ -429,7 +421,7 @@ static void report_overflow(const weft__stack *s, const void *task, uintptr_t ad
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
-	const weft__stack *s = current_stack;
+	const weft__stack *s = weft__current_stack;
 	/* si_code > 0: the kernel raised it for a fault, si_addr is real. */
 	if (s && si && si->si_code > 0) {
 		uintptr_t addr = (uintptr_t)si->si_addr;
@@ -439,7 +431,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		 * over the guard. */
 		uintptr_t low = (uintptr_t)s->map > guard ? (uintptr_t)s->map - guard : 0;
 		if (addr >= low && addr < base)
-			report_overflow(s, current_task, addr);
+			report_overflow(s, weft__current_task, addr);
 	}
 
 	/* Not ours: as if weft had never installed a handler. */

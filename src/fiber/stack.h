@@ -48,6 +48,7 @@
 #ifndef WEFT_SRC_FIBER_STACK_H
 #define WEFT_SRC_FIBER_STACK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,7 +91,17 @@ void weft__stack_put(weft__stack_pool *p, weft__stack *s);
 
 /* What the overflow handler reports: set by the scheduler on every switch
  * into a fiber (a thread-local store), cleared (NULL, NULL) on the way out. */
-void weft__stack_set_current(const weft__stack *s, const void *task);
+extern _Thread_local const weft__stack *weft__current_stack
+        __attribute__((tls_model("initial-exec")));
+extern _Thread_local const void *weft__current_task __attribute__((tls_model("initial-exec")));
+
+static inline void weft__stack_set_current(const weft__stack *s, const void *task)
+{
+	weft__current_task = task;
+	weft__current_stack = s;
+	/* The handler runs on this thread: it must see both stores. */
+	atomic_signal_fence(memory_order_seq_cst);
+}
 
 /* Installs the SIGSEGV/SIGBUS handler once per process (thread-safe) and
  * an alternate signal stack for the calling thread (each worker calls it;

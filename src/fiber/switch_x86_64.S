@@ -51,10 +51,21 @@ weft__context_switch_asm:
 	movq	%rbp, WEFT__FRAME_RBP(%rsp)
 
 	movq	%rsp, (%rdi)
+	movq	%rsp, %rax		/* the frame just saved: the current control words */
 	movq	%rsi, %rsp
 
-	ldmxcsr	WEFT__FRAME_MXCSR(%rsp)
+	/* Loading MXCSR and the x87 control word is slow (fldcw is
+	 * microcoded) and almost never changes anything: only when the
+	 * resumed context's words differ from the running ones. */
+	movl	WEFT__FRAME_MXCSR(%rsp), %ecx
+	cmpl	WEFT__FRAME_MXCSR(%rax), %ecx
+	jne	1f
+	movzwl	WEFT__FRAME_X87CW(%rsp), %ecx
+	cmpw	WEFT__FRAME_X87CW(%rax), %cx
+	je	2f
+1:	ldmxcsr	WEFT__FRAME_MXCSR(%rsp)
 	fldcw	WEFT__FRAME_X87CW(%rsp)
+2:
 	movq	WEFT__FRAME_R15(%rsp), %r15
 	movq	WEFT__FRAME_R14(%rsp), %r14
 	movq	WEFT__FRAME_R13(%rsp), %r13
@@ -91,10 +102,21 @@ weft__context_jump_asm:
 	movq	%rbp, WEFT__FRAME_RBP(%rsp)
 
 	movq	%rsp, (%rdi)
+	movq	%rsp, %rax		/* the frame just saved: the current control words */
 	movq	%rsi, %rsp
 
-	ldmxcsr	WEFT__FRAME_MXCSR(%rsp)
+	/* Loading MXCSR and the x87 control word is slow (fldcw is
+	 * microcoded) and almost never changes anything: only when the
+	 * resumed context's words differ from the running ones. */
+	movl	WEFT__FRAME_MXCSR(%rsp), %ecx
+	cmpl	WEFT__FRAME_MXCSR(%rax), %ecx
+	jne	1f
+	movzwl	WEFT__FRAME_X87CW(%rsp), %ecx
+	cmpw	WEFT__FRAME_X87CW(%rax), %cx
+	je	2f
+1:	ldmxcsr	WEFT__FRAME_MXCSR(%rsp)
 	fldcw	WEFT__FRAME_X87CW(%rsp)
+2:
 	movq	WEFT__FRAME_R15(%rsp), %r15
 	movq	WEFT__FRAME_R14(%rsp), %r14
 	movq	WEFT__FRAME_R13(%rsp), %r13

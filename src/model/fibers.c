@@ -61,6 +61,7 @@ typedef struct fiber {
 	_Atomic int state;
 	weft__timer timer; /* sleep, or a wait_fd timeout */
 	int wait_fd;       /* fd of a wait_fd in progress, or -1 */
+	bool preempted;    /* readied by a tick: may have become READY_WOKEN */
 	int wait_result;   /* wait_fd: ready events, or WEFT_ETIMEDOUT */
 } fiber;
 
@@ -217,8 +218,16 @@ static void fiber_free(fibers *m, fiber *f)
 /* Bookkeeping for f becoming the running fiber (just before the switch). */
 static void enter(fibers *m, fiber *f)
 {
-	if (atomic_exchange(&f->state, RUNNING) == READY_WOKEN)
-		atomic_store(&f->state, WOKEN); /* a wake-up for its next park */
+	/* Only a fiber preempted between queueing itself as a waiter and
+	 * parking can be woken while READY: everyone else takes the plain
+	 * store, no locked instruction. */
+	if (f->preempted) {
+		f->preempted = false;
+		if (atomic_exchange(&f->state, RUNNING) == READY_WOKEN)
+			atomic_store(&f->state, WOKEN); /* for its next park */
+	} else {
+		atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
+	}
 	m->current = f;
 	weft__tls.fiber = f;
 	weft__stack_set_current(f->stack, f->task);
@@ -288,19 +297,25 @@ static void switch_out(fiber *f, weft__context *to)
 	weft__tls.task = t;
 }
 
-/* Marks the running fiber as queued to run, keeping a wake-up that came
- * while it ran (WOKEN) for its next park. */
-static void set_ready(fiber *f)
+/* Switches from the running fiber to the scheduler, to be run again as
+ * soon as the policy picks it; returns then. A fiber that yields is not in
+ * any wait queue (weft queues a waiter only right before parking it), so
+ * nobody can wake it meanwhile: a plain store. */
+static void to_scheduler(fiber *f)
+{
+	atomic_store_explicit(&f->state, READY, memory_order_relaxed);
+	switch_out(f, &f->m->sched);
+}
+
+/* The same for a preemption, which may land between a fiber queueing
+ * itself as a waiter and parking: a wake-up that came while it ran (WOKEN)
+ * or comes while it is queued (READY_WOKEN, see weft__fiber_unpark) is kept
+ * for its next park. */
+static void preempt_to_scheduler(fiber *f)
 {
 	if (atomic_exchange(&f->state, READY) == WOKEN)
 		atomic_store(&f->state, READY_WOKEN);
-}
-
-/* Switches from the running fiber to the scheduler, to be run again as
- * soon as the policy picks it; returns then. */
-static void to_scheduler(fiber *f)
-{
-	set_ready(f);
+	f->preempted = true;
 	switch_out(f, &f->m->sched);
 }
 
@@ -310,8 +325,7 @@ static void to_scheduler(fiber *f)
 static void yield_locked(fiber *f)
 {
 	fibers *m = f->m;
-	if (atomic_load_explicit(&m->inbox, memory_order_relaxed) ||
-	    weft__timers_next(&m->timers) != INT64_MAX) {
+	if (atomic_load_explicit(&m->inbox, memory_order_relaxed) || m->timers.root) {
 		to_scheduler(f);
 		return;
 	}
@@ -328,7 +342,7 @@ static void yield_locked(fiber *f)
 		to_scheduler(f);
 		return;
 	}
-	set_ready(f);
+	atomic_store_explicit(&f->state, READY, memory_order_relaxed);
 	weft__readyq_push(&m->ready, self);
 	enter(m, g);
 	switch_out(f, &g->ctx);
@@ -483,7 +497,7 @@ static void on_tick(void *ctx, uintptr_t pc)
 	m->held_ticks = 0;
 	bump(&m->preemptions, 1);
 	weft__tls.nopreempt++;
-	to_scheduler(f);
+	preempt_to_scheduler(f);
 	weft__tls.nopreempt--;
 }
 
