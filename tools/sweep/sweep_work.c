@@ -49,7 +49,8 @@ static long parse_long(const char *s, long lo, long hi, const char *what)
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "sweep-work: invalid %s '%s' (expected %ld-%ld)\n", what, s, lo, hi);
+		fprintf(stderr, "sweep-work: invalid %s '%s' (expected %ld-%ld)\n", what, s, lo,
+		        hi);
 		exit(2);
 	}
 	return v;
@@ -114,7 +115,8 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			rc = weft_post(rt, &jobs[t].task);
 		if (rc != 0) {
-			fprintf(stderr, "sweep-work: cannot post task %ld: %s\n", t, weft_strerror(rc));
+			fprintf(stderr, "sweep-work: cannot post task %ld: %s\n", t,
+			        weft_strerror(rc));
 			weft_rt_destroy(rt);
 			free(jobs);
 			return 2;
@@ -136,7 +138,8 @@ int main(int argc, char **argv)
 	printf("sweep-work: model=%s workers=%d tasks=%ld checksum=%016llx\n",
 	       weft_model_name(eff.model), eff.workers, tasks, (unsigned long long)sum);
 	if (fail_every && nth_run_fails(fail_every)) {
-		fprintf(stderr, "sweep-work: failing this run on request (--fail-every %ld)\n", fail_every);
+		fprintf(stderr, "sweep-work: failing this run on request (--fail-every %ld)\n",
+		        fail_every);
 		return 3;
 	}
 	return 0;
