@@ -434,9 +434,9 @@ static int run_check(const char *log_path, const char *input_path, unsigned long
 	int rc = haunted_check(text, len, &o, &st, &e);
 	if (rc == HAUNTED_OK)
 		printf("%s: ok: %lu visitors (%lu waited), at most %lu inside (capacity %lu), "
-		       "%lu turns of direction, FIFO by arrival: nobody overtaken\n",
+		       "%lu turn%s of direction, FIFO by arrival: nobody overtaken\n",
 		       strcmp(log_path, "-") == 0 ? "<stdin>" : log_path, st.visitors, st.waited,
-		       st.max_inside, capacity, st.turns);
+		       st.max_inside, capacity, st.turns, st.turns == 1 ? "" : "s");
 	else
 		report(strcmp(log_path, "-") == 0 ? "<stdin>" : log_path, text, len, &e);
 	free(text);
