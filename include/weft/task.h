@@ -44,7 +44,7 @@ typedef struct weft_task {
 	uint16_t epoch_;        /* mlfq: the boost epoch its level belongs to */
 	int32_t level_request_; /* mlfq: 1 + level asked for while in flight, or 0; atomic */
 	uint32_t spare_;
-	void *reserved_[1];
+	int64_t posted_ns_; /* statistics on: when it was posted (CLOCK_MONOTONIC) */
 } weft_task;
 
 typedef struct weft_group {

@@ -174,6 +174,11 @@ struct weft_rt {
 	const weft__model_ops *model;
 	void *model_state;
 
+	/* Statistics: latency histograms (NULL when statistics are off) and
+	 * the counters' values at the last weft_stats_reset. */
+	struct weft__latency *latency;
+	weft_stats stats_base;
+
 	/* Set once by destroy; read by posters. */
 	_Atomic int closing;
 	_Atomic int cancelling;

@@ -4,9 +4,11 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/futex.h"
 #include "core/internal.h"
+#include "obs/latency.h"
 
 _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec"))) = {.index = -1};
 
@@ -62,7 +64,10 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 	weft_rt *rt = weft__alloc(sizeof(*rt));
 	if (!rt)
 		return WEFT_ENOMEM;
+	memset(rt, 0, sizeof(*rt));
 	int rc = weft__config_resolve(rt, cfg);
+	if (rc == 0)
+		rc = weft__latency_create(rt);
 	if (rc == 0) {
 		rt->model = models[rt->cfg.model];
 		rt->magic = WEFT__RT_MAGIC;
@@ -70,6 +75,7 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 	}
 	if (rc) {
 		rt->magic = 0;
+		weft__latency_destroy(rt);
 		weft__free(rt, sizeof(*rt));
 		return rc;
 	}
@@ -114,6 +120,7 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	if (rt->cfg.stats)
 		weft_stats_print(rt, stderr);
 	rt->model->release(rt);
+	weft__latency_destroy(rt);
 	rt->magic = 0;
 	weft__free(rt, sizeof(*rt));
 	atomic_fetch_sub(&weft__live_runtimes, 1);
@@ -166,6 +173,8 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 		return WEFT_EFULL;
 	}
 	t->group_ = g;
+	if (rt->latency)
+		t->posted_ns_ = weft__latency_now();
 	t->quanta_ = 0;
 	t->epoch_ = 0; /* mlfq: a new arrival, placed by its priority */
 	if (g)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "obs/latency.h"
 
 int weft_stats_get(weft_rt *rt, weft_stats *out)
 {
@@ -19,6 +20,27 @@ int weft_stats_get(weft_rt *rt, weft_stats *out)
 	out->rejected = atomic_load(&rt->rejected);
 	out->seed = rt->cfg.seed;
 	rt->model->stats(rt, out);
+	const weft_stats *b = &rt->stats_base;
+	out->posted -= b->posted;
+	out->run -= b->run;
+	out->rejected -= b->rejected;
+	out->cancelled -= b->cancelled;
+	out->sleeps -= b->sleeps;
+	out->wakeups -= b->wakeups;
+	out->switches -= b->switches;
+	out->preemptions -= b->preemptions;
+	return 0;
+}
+
+int weft_stats_reset(weft_rt *rt)
+{
+	if (!rt || rt->magic != WEFT__RT_MAGIC)
+		return WEFT_EINVAL;
+	weft_stats now;
+	memset(&rt->stats_base, 0, sizeof(rt->stats_base));
+	weft_stats_get(rt, &now);
+	rt->stats_base = now;
+	weft__latency_reset(rt);
 	return 0;
 }
 
@@ -46,6 +68,11 @@ int weft_stats_print(weft_rt *rt, FILE *out)
 	        (unsigned long long)s.posted, (unsigned long long)s.run,
 	        (unsigned long long)s.rejected, (unsigned long long)s.cancelled,
 	        (unsigned long long)s.sleeps, (unsigned long long)s.wakeups);
+	if (s.model == WEFT_MODEL_FIBERS)
+		fprintf(out, "weft: fiber switches %llu, preemptions %llu\n",
+		        (unsigned long long)s.switches, (unsigned long long)s.preemptions);
+	if (rt->latency)
+		weft__latency_print(rt, out);
 	if (s.policy == WEFT_POLICY_RANDOM)
 		fprintf(out, "weft: random policy seed %llu (replay with WEFT_SEED=%llu)\n",
 		        (unsigned long long)s.seed, (unsigned long long)s.seed);

@@ -11,6 +11,7 @@
 
 #include "core/internal.h"
 #include "core/parking.h"
+#include "obs/latency.h"
 
 static _Atomic uint32_t *state_word(const weft_task *t)
 {
@@ -102,10 +103,20 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 	/* QUEUED -> RUNNING by adding one keeps a waiter bit set meanwhile. */
 	atomic_fetch_add_explicit(state_word(t), WEFT_TASK_RUNNING - WEFT_TASK_QUEUED,
 	                          memory_order_relaxed);
+	int64_t posted = t->posted_ns_, started = 0;
+	if (rt->latency) {
+		started = weft__latency_now();
+		weft__latency_record(rt, WEFT_LATENCY_QUEUE_WAIT, started - posted);
+	}
 	weft_task *outer = weft__tls.task;
 	weft__tls.task = t;
 	t->fn_(t->arg_);
 	weft__tls.task = outer;
+	if (rt->latency) {
+		int64_t ended = weft__latency_now();
+		weft__latency_record(rt, WEFT_LATENCY_RUN, ended - started);
+		weft__latency_record(rt, WEFT_LATENCY_TURNAROUND, ended - posted);
+	}
 	/* Once finish publishes completion the owner may free t: no
 	 * preemption tick may charge it meanwhile. */
 	weft__tls.nopreempt++;
