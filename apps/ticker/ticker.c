@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -513,6 +514,8 @@ int main(int argc, char **argv)
 		r->base[n - 1] = '\0';
 	weft_sem_init(&r->inflight, inflight);
 
+	/* A peer closing early must be an error of its row, never SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "%s: cannot initialise libcurl\n", prog);
 		status = 2;
