@@ -41,7 +41,8 @@ typedef struct ticker_quote {
 /* ticker_quote_parse parses body[0 .. len) (need not be NUL-terminated)
  * into *q. On TICKER_QUOTE_MALFORMED, and on TICKER_QUOTE_UNKNOWN, why (if
  * not NULL) receives a short reason, truncated to why_size. Never reads past
- * len; allocates only inside cJSON and frees it before returning. */
+ * len; allocates a terminated copy of the body and cJSON's tree, and frees
+ * both before returning. */
 ticker_quote_status ticker_quote_parse(const char *body, size_t len, ticker_quote *q, char *why,
                                        size_t why_size);
 
