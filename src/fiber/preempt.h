@@ -21,8 +21,10 @@
  *
  * Linux: timer_create on CLOCK_MONOTONIC delivering WEFT__TICK_SIGNAL
  * to the thread (SIGEV_THREAD_ID); the handler runs on the interrupted
- * fiber's stack with SA_NODEFER, so switching away inside it leaves the
- * thread's signal mask as it was (no sigprocmask on any switch path).
+ * fiber's stack with the tick blocked (a nested tick would find weft's
+ * own handler code and could preempt it), and weft__ticker_unblock lifts
+ * that right before the handler switches away: one sigprocmask per
+ * preemption, none on any other switch path.
  * Elsewhere weft__ticker_start answers WEFT_ENOTSUP. */
 #ifndef WEFT_SRC_FIBER_PREEMPT_H
 #define WEFT_SRC_FIBER_PREEMPT_H
@@ -51,6 +53,12 @@ int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, voi
  * ticking thread. Costs nothing unless the clock was stopped meanwhile
  * (then one timer_settime). */
 void weft__ticker_idle(weft__ticker *t, bool idle);
+
+/* From the tick function, right before it switches to another context:
+ * lets ticks in again (they are blocked while the handler runs, and the
+ * handler will not return until this fiber runs again). One system call
+ * per preemption, none on any other switch. */
+void weft__ticker_unblock(void);
 
 /* Stops it; on the thread that started it. No tick runs after it returns. */
 void weft__ticker_stop(weft__ticker *t);

@@ -112,10 +112,12 @@ static void install(void)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
-	/* SA_NODEFER: the handler may switch to another fiber and come back
-	 * much later; the tick signal must stay unblocked meanwhile. The
-	 * handler tolerates nesting: a nested tick finds nopreempt raised. */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	/* The tick is blocked while the handler runs, so the handler (weft's
+	 * own code, which the program-counter rule would count as the
+	 * application's in a static build) is never interrupted by the next
+	 * tick; weft__ticker_unblock lifts that right before the handler
+	 * switches to another fiber. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(WEFT__TICK_SIGNAL, &sa, &previous) != 0)
 		install_error = WEFT_ENOTSUP;
@@ -173,6 +175,14 @@ void weft__ticker_idle(weft__ticker *t, bool idle)
 	atomic_store_explicit(&t->idle, idle, memory_order_relaxed);
 	if (!idle && !atomic_load_explicit(&t->armed, memory_order_relaxed))
 		arm(t);
+}
+
+void weft__ticker_unblock(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, WEFT__TICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 void weft__ticker_stop(weft__ticker *t)

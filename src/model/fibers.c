@@ -497,6 +497,7 @@ static void on_tick(void *ctx, uintptr_t pc)
 	m->held_ticks = 0;
 	bump(&m->preemptions, 1);
 	weft__tls.nopreempt++;
+	weft__ticker_unblock(); /* nopreempt is raised: ticks return at once */
 	preempt_to_scheduler(f);
 	weft__tls.nopreempt--;
 }
