@@ -502,6 +502,39 @@ static void seed_apps(void)
 	run_app(self, mlfq_env, "seed004/vector_multiply", vm_args);
 }
 
+/* ------------------------------------------------------------ 7. apps */
+
+/* The seed applications written once against the native API (docs/apps.md),
+ * each run with the model chosen in its environment. */
+static void applications(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	printf("\n7. The seed applications, one binary each, the model from the environment\n");
+	static const char *const fibers_env[] = {"WEFT_MODEL=fibers", NULL};
+	static const char *const none[] = {NULL};
+	run_app(self, fibers_env, "sudoku/weft-sudoku", none);
+	char sample[4200];
+	snprintf(sample, sizeof(sample), "%s/apps/haunted/tests/sample.txt", WEFT_SOURCE_DIR);
+	const char *haunted_args[] = {sample, "2", NULL};
+	static const char *const replay_env[] = {"WEFT_MODEL=fibers", "WEFT_POLICY=random",
+	                                         "WEFT_SEED=1", NULL};
+	run_app(self, replay_env, "haunted/weft-haunted", haunted_args);
+	printf("   (the seed's haunted-house run: 2 s crossings on the fibers' virtual clock,\n"
+	       "   replayable with WEFT_SEED, so it prints at once)\n");
+	static const char *const two_workers[] = {"WEFT_MODEL=threads", "WEFT_WORKERS=2", NULL};
+	static const char *const psort_args[] = {"2000000", NULL};
+	run_app(self, two_workers, "psort/weft-psort", psort_args);
+	static const char *const matmul_args[] = {"500", NULL};
+	run_app(self, two_workers, "matmul/weft-matmul", matmul_args);
+}
+
 int main(int argc, char **argv)
 {
 	bool quick = false;
@@ -529,6 +562,7 @@ int main(int argc, char **argv)
 	waiting_demo(quick);
 	preemption_demo();
 	seed_apps();
+	applications();
 	printf("\ndemo done in %.1f s\n", (now_ms() - t0) / 1e3);
 	return 0;
 }
