@@ -1,6 +1,7 @@
 # Thin wrapper over the CMake presets (CMakePresets.json); CMake does the work.
 #
-#   make demo     build release, run the demo
+#   make demo     build release, run the demo (weft-demo, then the stock ticker
+#                 against tools/quote-server, with weft-sweep)
 #   make test     check formatting, then configure, build and ctest the
 #                 release, asan and tsan presets (stops at the first failure)
 #   make bench    build release, run the benchmarks in BENCHES
@@ -25,6 +26,10 @@ demo: build-release
 	else \
 		echo "make demo: $(BUILD)/apps/weft-demo was not built (no weft-demo target in apps/)" >&2; \
 		exit 1; \
+	fi
+	@if [ -x $(BUILD)/apps/ticker/weft-ticker ]; then \
+		echo; echo "8. The stock ticker against a local quote server (apps/ticker/demo.sh)"; \
+		apps/ticker/demo.sh $(BUILD); \
 	fi
 
 test: check-format

@@ -49,6 +49,18 @@ for cfg in "fibers 1" "threads 8" "threads 32"; do
 	WEFT_MODEL=$1 WEFT_WORKERS=$2 "$ticker" --url "$url" "$tmp/t200.txt" >/dev/null
 done
 
+# The seed's Figure 4.2 (run time against thread count), redone with
+# tools/weft-sweep: 40 symbols, threads with 1 to 16 workers against fibers;
+# the plot and the CSV stay in the build directory.
+i=0
+while [ $i -lt 40 ]; do
+	printf 'T%04d\n' $i
+	i=$((i + 1))
+done >"$tmp/t40.txt"
+echo "== weft-sweep: 40 symbols, 100 ms each, threads 1..16 workers against fibers"
+python3 "$root/tools/weft-sweep" --workers 1,2,4,8,16 --model threads,fibers --repeat 1 \
+	--quiet --plot "$build/ticker-sweep.png" --csv "$build/ticker-sweep.csv" -- "$ticker" --url "$url" "$tmp/t40.txt" || true
+
 echo "== one row per kind of failure (--timeout 1; exit status 1 expected)"
 status=0
 WEFT_MODEL=fibers "$ticker" --timeout 1 --url "$url" "$root/apps/ticker/tests/faults.txt" || status=$?
