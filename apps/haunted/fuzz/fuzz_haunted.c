@@ -2,7 +2,7 @@
  * and the log checker, on the same bytes (scripts/fuzz haunted 180). The
  * first byte also picks the checker's capacity, so logs with several
  * visitors inside are reached. Built with gcc as a replay test too
- * (fuzz/replay.c runs the checked-in corpus through it). */
+ * (apps/common/fuzz_replay.c runs the checked-in corpus through it). */
 // fuzz-sources: apps/haunted/parse.c apps/haunted/check.c
 #include <stddef.h>
 #include <stdint.h>

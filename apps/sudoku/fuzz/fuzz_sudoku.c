@@ -8,7 +8,7 @@
  * ASan and UBSan (scripts/fuzz) catch reads outside the buffer.
  *
  * Built by scripts/fuzz with clang -fsanitize=fuzzer, and by CMake with gcc
- * as the replay test app.sudoku.fuzz-replay (replay_main.c runs every file of
+ * as the replay test app.sudoku.fuzz-replay (apps/common/fuzz_replay.c runs every file of
  * corpus_sudoku/ through it).
  *
  * fuzz-sources lists the parser for scripts/fuzz: */
