@@ -36,6 +36,7 @@
 
 #include <weft/weft.h>
 
+#include "../common/cli.h"
 #include "kernel.h"
 
 #define MAX_N   16384
@@ -60,13 +61,6 @@ static void usage(FILE *out)
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY choose how the tasks run.\n"
 	        "Exit status: 0 verified, 1 verification failed, 2 usage or start-up error.\n",
 	        prog, TILE_M, TILE_N);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static uint64_t mix64(uint64_t z)
@@ -163,29 +157,6 @@ static double check_entry(const problem_t *p, size_t i, size_t j)
 	return fabs(p->c[i * p->np + j] - sum) / bound;
 }
 
-static bool parse_u64(const char *s, unsigned long long lo, unsigned long long hi,
-                      unsigned long long *out)
-{
-	char *end;
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
-
-static const char *need_value(int argc, char **argv, int *i)
-{
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "%s: %s needs a value\n", prog, argv[*i]);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long long n_arg = 1000, seed = 1, samples = 1000;
@@ -198,16 +169,16 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (strcmp(a, "--seed") == 0) {
-			if (!(v = need_value(argc, argv, &i)))
+			if (!(v = cli_need_value(prog, argc, argv, &i)))
 				return 2;
-			if (!parse_u64(v, 0, UINT64_MAX, &seed)) {
+			if (!cli_parse_u64(v, 0, UINT64_MAX, &seed)) {
 				fprintf(stderr, "%s: invalid seed '%s'\n", prog, v);
 				return 2;
 			}
 		} else if (strcmp(a, "--samples") == 0) {
-			if (!(v = need_value(argc, argv, &i)))
+			if (!(v = cli_need_value(prog, argc, argv, &i)))
 				return 2;
-			if (!parse_u64(v, 0, 100000000, &samples)) {
+			if (!cli_parse_u64(v, 0, 100000000, &samples)) {
 				fprintf(stderr, "%s: invalid number of samples '%s'\n", prog, v);
 				return 2;
 			}
@@ -227,7 +198,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (n_str && !parse_u64(n_str, 1, MAX_N, &n_arg)) {
+	if (n_str && !cli_parse_u64(n_str, 1, MAX_N, &n_arg)) {
 		fprintf(stderr, "%s: invalid size '%s' (want 1..%d)\n", prog, n_str, MAX_N);
 		return 2;
 	}
@@ -274,13 +245,13 @@ int main(int argc, char **argv)
 	       ntiles, TILE_M, TILE_N, kname, weft_model_name(cfg.model), cfg.workers);
 
 	/* 1. fill */
-	double t0 = now_ms();
+	double t0 = cli_now_ms();
 	size_t nb = bands < p.n ? bands : p.n;
 	for (size_t i = 0; i < nb; i++)
 		jobs[i] = (job_t){.p = &p, .lo = p.n * i / nb, .hi = p.n * (i + 1) / nb};
 	if (run_jobs(rt, tasks, jobs, nb, fill_job))
 		goto out;
-	double t1 = now_ms();
+	double t1 = cli_now_ms();
 
 	/* 2. pack B, 3. multiply */
 	nb = bands < panels ? bands : panels;
@@ -288,13 +259,13 @@ int main(int argc, char **argv)
 		jobs[i] = (job_t){.p = &p, .lo = panels * i / nb, .hi = panels * (i + 1) / nb};
 	if (run_jobs(rt, tasks, jobs, nb, pack_job))
 		goto out;
-	double t2 = now_ms();
+	double t2 = cli_now_ms();
 	for (size_t t = 0; t < ntiles; t++)
 		jobs[t] = (job_t){
 		        .p = &p, .i0 = (t / tiles_n) * TILE_M, .j0 = (t % tiles_n) * TILE_N};
 	if (run_jobs(rt, tasks, jobs, ntiles, tile_job))
 		goto out;
-	double t3 = now_ms();
+	double t3 = cli_now_ms();
 	double flops = 2.0 * (double)p.n * (double)p.n * (double)p.n;
 	printf("fill: %.1f ms\n", t1 - t0);
 	printf("multiply: %.1f ms (pack B %.1f ms, tiles %.1f ms), %.2f GFLOP/s\n", t3 - t1,

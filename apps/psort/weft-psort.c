@@ -36,6 +36,7 @@
 
 #include <weft/weft.h>
 
+#include "../common/cli.h"
 #include "kernels.h"
 
 #define MAX_N     1000000000ull
@@ -65,13 +66,6 @@ static void usage(FILE *out)
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY choose how the tasks run.\n"
 	        "Exit status: 0 sorted, 1 verification failed, 2 usage or input error.\n",
 	        prog, MAX_PARTS);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* ------------------------------------------------------------ task runner */
@@ -205,7 +199,7 @@ typedef struct sorter {
 static int32_t *psort(sorter_t *s, runner_t *r, int32_t *a, int32_t *tmp)
 {
 	size_t n = s->n, k = s->parts;
-	double t0 = now_ms();
+	double t0 = cli_now_ms();
 	for (size_t p = 0; p <= k; p++)
 		s->bounds[p] = n / k * p + n % k * p / k;
 	for (size_t p = 0; p < k; p++) {
@@ -214,7 +208,7 @@ static int32_t *psort(sorter_t *s, runner_t *r, int32_t *a, int32_t *tmp)
 	}
 	if (finish(r) != 0)
 		return NULL;
-	double t1 = now_ms();
+	double t1 = cli_now_ms();
 
 	/* Merge rounds: runs [bounds[i], bounds[i+1]) merged pairwise. */
 	int32_t *src = a, *dst = tmp;
@@ -266,7 +260,7 @@ static int32_t *psort(sorter_t *s, runner_t *r, int32_t *a, int32_t *tmp)
 		dst = t;
 		s->rounds++;
 	}
-	double t2 = now_ms();
+	double t2 = cli_now_ms();
 	s->t_parts = t1 - t0;
 	s->t_merge = t2 - t1;
 	return src;
@@ -426,28 +420,6 @@ static int cmp_int(const void *x, const void *y)
 
 /* ------------------------------------------------------------ main */
 
-static bool parse_size(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v < 1 || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-static const char *need_value(int argc, char **argv, int *i)
-{
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "%s: %s needs a value\n", prog, argv[*i]);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long long n_arg = 1000000, parts = 0, seed = 1;
@@ -460,25 +432,25 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (strcmp(a, "--parts") == 0) {
-			if (!(v = need_value(argc, argv, &i)))
+			if (!(v = cli_need_value(prog, argc, argv, &i)))
 				return 2;
-			if (!parse_size(v, MAX_PARTS, &parts)) {
+			if (!cli_parse_u64(v, 1, MAX_PARTS, &parts)) {
 				fprintf(stderr, "%s: invalid number of parts '%s' (want 1..%d)\n",
 				        prog, v, MAX_PARTS);
 				return 2;
 			}
 		} else if (strcmp(a, "--seed") == 0) {
-			if (!(v = need_value(argc, argv, &i)))
+			if (!(v = cli_need_value(prog, argc, argv, &i)))
 				return 2;
-			if (!parse_size(v, UINT64_MAX, &seed)) {
+			if (!cli_parse_u64(v, 1, UINT64_MAX, &seed)) {
 				fprintf(stderr, "%s: invalid seed '%s'\n", prog, v);
 				return 2;
 			}
 		} else if (strcmp(a, "--file") == 0) {
-			if (!(file = need_value(argc, argv, &i)))
+			if (!(file = cli_need_value(prog, argc, argv, &i)))
 				return 2;
 		} else if (strcmp(a, "--output") == 0) {
-			if (!(output = need_value(argc, argv, &i)))
+			if (!(output = cli_need_value(prog, argc, argv, &i)))
 				return 2;
 		} else if (strcmp(a, "--compare") == 0) {
 			compare = true;
@@ -501,7 +473,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: give N or --file, not both\n", prog);
 		return 2;
 	}
-	if (n_str && !parse_size(n_str, MAX_N, &n_arg)) {
+	if (n_str && !cli_parse_u64(n_str, 1, MAX_N, &n_arg)) {
 		fprintf(stderr, "%s: invalid number of ints '%s' (want 1..%llu)\n", prog, n_str,
 		        MAX_N);
 		return 2;
@@ -554,7 +526,7 @@ int main(int argc, char **argv)
 	       weft_model_name(cfg.model), cfg.workers);
 
 	/* 1. generate or checksum */
-	double t0 = now_ms();
+	double t0 = cli_now_ms();
 	size_t ns = slices(n, 4 * (size_t)cfg.workers < 64 ? 64 : 4 * (size_t)cfg.workers);
 	for (size_t i = 0; i < ns; i++) {
 		s.jobs[i] = (job_t){.a = a,
@@ -568,7 +540,7 @@ int main(int argc, char **argv)
 	uint64_t before = 0;
 	for (size_t i = 0; i < ns; i++)
 		before += s.jobs[i].sum;
-	double t1 = now_ms();
+	double t1 = cli_now_ms();
 	printf("%s: %.1f ms\n", file ? "checksum" : "generate", t1 - t0);
 	if (compare)
 		memcpy(orig, a, n * sizeof(*a));
@@ -622,14 +594,14 @@ int main(int argc, char **argv)
 		/* The same tasks, inline on this thread. */
 		runner_t inl = {.rt = NULL};
 		memcpy(a, orig, n * sizeof(*a));
-		double s0 = now_ms();
+		double s0 = cli_now_ms();
 		int32_t *res = psort(&s, &inl, a, tmp);
-		double s1 = now_ms();
+		double s1 = cli_now_ms();
 		memcpy(tmp == res ? a : tmp, orig, n * sizeof(*a));
 		int32_t *q = tmp == res ? a : tmp;
-		double q0 = now_ms();
+		double q0 = cli_now_ms();
 		qsort(q, n, sizeof(*q), cmp_int);
-		double q1 = now_ms();
+		double q1 = cli_now_ms();
 		if (memcmp(q, res, n * sizeof(*q)) != 0) {
 			fprintf(stderr, "%s: qsort and the inline sort disagree\n", prog);
 			status = 1;

@@ -36,6 +36,7 @@
 
 #include <weft/weft.h>
 
+#include "../common/cli.h"
 #include "parse.h"
 
 #define CHUNK_BYTES (256u * 1024u)
@@ -74,13 +75,6 @@ static void usage(FILE *out)
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY choose how the tasks run.\n"
 	        "Exit status: 0 all valid, 1 some grid invalid, 2 usage or input error.\n",
 	        prog, prog, prog, prog);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int start_runtime(weft_rt **rt, weft_config *cfg)
@@ -324,7 +318,7 @@ static int run_pass(weft_rt *rt, weft_task *tasks, sudoku_chunk *chunks, size_t 
 
 static int batch(const char *name, bool quiet)
 {
-	double t0 = now_ms();
+	double t0 = cli_now_ms();
 	input_t in;
 	if (open_input(name, &in) != 0)
 		return 2;
@@ -375,7 +369,7 @@ static int batch(const char *name, bool quiet)
 	}
 	if (run_pass(rt, tasks, chunks, n, parse_task) != 0)
 		goto out;
-	double t1 = now_ms();
+	double t1 = cli_now_ms();
 
 	uint64_t grids = 0, invalid = 0, lines = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -534,34 +528,12 @@ static int generate(uint64_t n, uint64_t seed, double rate, bool blocks)
 
 /* ------------------------------------------------------------ main */
 
-static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-static const char *need_value(int argc, char **argv, int *i)
-{
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "%s: %s needs a value\n", prog, argv[*i]);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 int main(int argc, char **argv)
 {
 	bool invalid = false, quiet = false, blocks = false, gen = false, have_seed = false,
 	     have_rate = false;
 	const char *grid_file = NULL, *file = NULL;
-	uint64_t gen_n = 0, seed = 1;
+	unsigned long long gen_n = 0, seed = 1;
 	double rate = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -576,26 +548,26 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--blocks") == 0) {
 			blocks = true;
 		} else if (strcmp(a, "--grid") == 0) {
-			if (!(grid_file = need_value(argc, argv, &i)))
+			if (!(grid_file = cli_need_value(prog, argc, argv, &i)))
 				return 2;
 		} else if (strcmp(a, "--generate") == 0) {
-			if (!(v = need_value(argc, argv, &i)))
+			if (!(v = cli_need_value(prog, argc, argv, &i)))
 				return 2;
-			if (!parse_u64(v, UINT64_C(1) << 40, &gen_n)) {
+			if (!cli_parse_u64(v, 0, UINT64_C(1) << 40, &gen_n)) {
 				fprintf(stderr, "%s: invalid number of grids '%s'\n", prog, v);
 				return 2;
 			}
 			gen = true;
 		} else if (strcmp(a, "--seed") == 0) {
-			if (!(v = need_value(argc, argv, &i)))
+			if (!(v = cli_need_value(prog, argc, argv, &i)))
 				return 2;
-			if (!parse_u64(v, UINT64_MAX, &seed)) {
+			if (!cli_parse_u64(v, 0, UINT64_MAX, &seed)) {
 				fprintf(stderr, "%s: invalid seed '%s'\n", prog, v);
 				return 2;
 			}
 			have_seed = true;
 		} else if (strcmp(a, "--invalid-rate") == 0) {
-			if (!(v = need_value(argc, argv, &i)))
+			if (!(v = cli_need_value(prog, argc, argv, &i)))
 				return 2;
 			char *end;
 			errno = 0;
