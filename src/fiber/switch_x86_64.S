@@ -33,12 +33,11 @@
 
 	.text
 
-	.globl	weft__context_switch_asm
-	.hidden	weft__context_switch_asm
-	.type	weft__context_switch_asm, @function
-	.p2align 4
-weft__context_switch_asm:
-	.cfi_startproc
+/* The body both switches share: saves the running context's frame (callee-
+ * saved registers and the control words, below the return address the
+ * caller pushed) and its stack pointer in *rdi, moves to the stack at rsi
+ * and restores that frame, leaving rsp at its return address. */
+.macro SWITCH_FRAMES
 	subq	$WEFT__FRAME_RET, %rsp
 	.cfi_adjust_cfa_offset WEFT__FRAME_RET
 	stmxcsr	WEFT__FRAME_MXCSR(%rsp)
@@ -75,58 +74,28 @@ weft__context_switch_asm:
 	addq	$WEFT__FRAME_RET, %rsp
 	.cfi_adjust_cfa_offset -WEFT__FRAME_RET
 	movq	%rdx, %rax
+.endm
+
+	.globl	weft__context_switch_asm
+	.hidden	weft__context_switch_asm
+	.type	weft__context_switch_asm, @function
+	.p2align 4
+weft__context_switch_asm:
+	.cfi_startproc
+	SWITCH_FRAMES
 	ret
 	.cfi_endproc
 	.size	weft__context_switch_asm, .-weft__context_switch_asm
 
-/* Where a new context begins: the frame's return address, reached by the
- * switch's jmp with the frame popped. rsp is 16-byte aligned here
- * (weft__switch_frame_init), rax holds the transfer value (the context that
- * switched here), r12 and r13 what weft__context_make put in the frame.
- * weft__context_start never returns. */
 	.globl	weft__context_jump_asm
 	.hidden	weft__context_jump_asm
 	.type	weft__context_jump_asm, @function
 	.p2align 4
 weft__context_jump_asm:
 	.cfi_startproc
-	subq	$WEFT__FRAME_RET, %rsp
-	.cfi_adjust_cfa_offset WEFT__FRAME_RET
-	stmxcsr	WEFT__FRAME_MXCSR(%rsp)
-	fnstcw	WEFT__FRAME_X87CW(%rsp)
-	movq	%r15, WEFT__FRAME_R15(%rsp)
-	movq	%r14, WEFT__FRAME_R14(%rsp)
-	movq	%r13, WEFT__FRAME_R13(%rsp)
-	movq	%r12, WEFT__FRAME_R12(%rsp)
-	movq	%rbx, WEFT__FRAME_RBX(%rsp)
-	movq	%rbp, WEFT__FRAME_RBP(%rsp)
-
-	movq	%rsp, (%rdi)
-	movq	%rsp, %rax		/* the frame just saved: the current control words */
-	movq	%rsi, %rsp
-
-	/* Loading MXCSR and the x87 control word is slow (fldcw is
-	 * microcoded) and almost never changes anything: only when the
-	 * resumed context's words differ from the running ones. */
-	movl	WEFT__FRAME_MXCSR(%rsp), %ecx
-	cmpl	WEFT__FRAME_MXCSR(%rax), %ecx
-	jne	1f
-	movzwl	WEFT__FRAME_X87CW(%rsp), %ecx
-	cmpw	WEFT__FRAME_X87CW(%rax), %cx
-	je	2f
-1:	ldmxcsr	WEFT__FRAME_MXCSR(%rsp)
-	fldcw	WEFT__FRAME_X87CW(%rsp)
-2:
-	movq	WEFT__FRAME_R15(%rsp), %r15
-	movq	WEFT__FRAME_R14(%rsp), %r14
-	movq	WEFT__FRAME_R13(%rsp), %r13
-	movq	WEFT__FRAME_R12(%rsp), %r12
-	movq	WEFT__FRAME_RBX(%rsp), %rbx
-	movq	WEFT__FRAME_RBP(%rsp), %rbp
-	movq	WEFT__FRAME_RET(%rsp), %rcx
-	addq	$WEFT__FRAME_SIZE, %rsp
-	.cfi_adjust_cfa_offset -WEFT__FRAME_SIZE
-	movq	%rdx, %rax
+	SWITCH_FRAMES
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
 	jmp	*%rcx
 	.cfi_endproc
 	.size	weft__context_jump_asm, .-weft__context_jump_asm
