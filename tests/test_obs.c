@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
 
 #include "harness.h"
 
@@ -126,4 +130,143 @@ static void stats_off(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
-WT_CASES(WT_CASE(latency_histograms), WT_CASE(latency_histograms_fibers), WT_CASE(stats_off));
+/* ------------------------------------------------------------ trace */
+
+enum { TRACE_TASKS = 300 };
+static weft_sem trace_sem;
+
+static void traced_task(void *arg)
+{
+	(void)arg;
+	struct timespec ts = {0, 1000};
+	nanosleep(&ts, NULL);
+	weft_yield();
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Runs TRACE_TASKS tasks with tracing to a file, parses it and checks its
+ * structure: every task appears exactly once as a first run segment, every
+ * post has its flow end, slices nest (B/E balance per track), and the
+ * tracks are named. */
+static void check_trace(weft_model model, bool force_fibers)
+{
+	char path[] = "/tmp/weft-trace-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	weft_config cfg;
+	wt_config(&cfg);
+	if (force_fibers)
+		cfg.model = WEFT_MODEL_FIBERS;
+	(void)model;
+	cfg.trace_path = path;
+	weft_rt *rt = wt_create(&cfg);
+	weft_task *t = calloc(TRACE_TASKS, sizeof(*t));
+	assert_non_null(t);
+	for (int i = 0; i < TRACE_TASKS; i++) {
+		assert_rc(0, weft_task_init(&t[i], traced_task, NULL));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	assert_rc(0, weft_trace_flush(rt)); /* a file mid-run is complete JSON too */
+	char *mid = slurp(path);
+	cJSON *mid_doc = cJSON_Parse(mid);
+	assert_non_null(mid_doc);
+	cJSON_Delete(mid_doc);
+	free(mid);
+	assert_rc(0, weft_rt_destroy(rt));
+
+	char *text = slurp(path);
+	cJSON *doc = cJSON_Parse(text);
+	assert_non_null(doc);
+	cJSON *events = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
+	assert_true(cJSON_IsArray(events));
+	int posts = 0, flow_ends = 0, first_begins = 0, names = 0, depth[1001] = {0};
+	bool balanced = true;
+	cJSON *e;
+	cJSON_ArrayForEach(e, events)
+	{
+		const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
+		int tid = cJSON_GetObjectItemCaseSensitive(e, "tid")->valueint;
+		assert_true(tid >= 0 && tid <= 1000);
+		if (strcmp(ph, "s") == 0)
+			posts++;
+		else if (strcmp(ph, "f") == 0)
+			flow_ends++;
+		else if (strcmp(ph, "M") == 0)
+			names++;
+		else if (strcmp(ph, "B") == 0) {
+			depth[tid]++;
+			cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "first")))
+				first_begins++;
+		} else if (strcmp(ph, "E") == 0) {
+			if (--depth[tid] < 0)
+				balanced = false;
+		}
+		assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "ts")) ||
+		            strcmp(ph, "M") == 0);
+	}
+	assert_int_equal(posts, TRACE_TASKS);
+	assert_int_equal(flow_ends, TRACE_TASKS);
+	assert_int_equal(first_begins, TRACE_TASKS);
+	assert_true(balanced);
+	for (int i = 0; i <= 1000; i++)
+		assert_int_equal(depth[i], 0);
+	assert_true(names >= 2);
+	cJSON_Delete(doc);
+	free(text);
+	free(t);
+	unlink(path);
+}
+
+static void trace_file(void)
+{
+	check_trace(wt.model, false);
+}
+
+static void trace_file_fibers(void)
+{
+	check_trace(wt.model, true);
+}
+
+/* Tracing off: weft_trace_flush says so; a path that cannot be written is
+ * reported on stderr at destroy, which still succeeds. */
+static void trace_off_and_bad_path(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *rt = wt_create(&cfg);
+	assert_rc(WEFT_ENOTSUP, weft_trace_flush(rt));
+	assert_rc(WEFT_EINVAL, weft_trace_flush(NULL));
+	assert_rc(0, weft_rt_destroy(rt));
+	cfg.trace_path = "/nonexistent-dir/trace.json";
+	rt = wt_create(&cfg);
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, traced_task, NULL));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait_all(rt));
+	assert_rc(WEFT_EINVAL, weft_trace_flush(rt));
+	wt_capture_begin();
+	assert_rc(0, weft_rt_destroy(rt));
+	const char *err = wt_capture_end();
+	assert_non_null(strstr(err, "cannot write the trace to /nonexistent-dir/trace.json"));
+	(void)trace_sem;
+}
+
+WT_CASES(WT_CASE(latency_histograms), WT_CASE(latency_histograms_fibers), WT_CASE(stats_off),
+         WT_CASE(trace_file), WT_CASE(trace_file_fibers), WT_CASE(trace_off_and_bad_path));

@@ -59,7 +59,8 @@ typedef struct weft_config {
 	uint32_t quantum_us;    /* time slice for preempt, psjf and mlfq; 0: 10,000 */
 	uint32_t mlfq_levels;   /* mlfq: number of levels, 1 .. 64; 0: 4 */
 	uint32_t mlfq_boost_us; /* mlfq: everyone back to the top this often; 0: 100,000 */
-	void *reserved[4];      /* room to grow without breaking the ABI; keep zero */
+	const char *trace_path; /* Chrome trace JSON written at destroy; NULL: none */
+	void *reserved[3];      /* room to grow without breaking the ABI; keep zero */
 } weft_config;
 
 /* weft_config_init fills *cfg with the defaults. It does not read the

@@ -61,6 +61,11 @@ WEFT_EXTERN int weft_stats_latency(weft_rt *rt, weft_latency kind,
                                    uint64_t counts[WEFT_LATENCY_BUCKETS]);
 WEFT_EXTERN const char *weft_latency_name(weft_latency kind);
 
+/* weft_trace_flush writes the trace recorded so far (cfg.trace_path or
+ * WEFT_TRACE) now, as destroy does at the end. WEFT_ENOTSUP when tracing is
+ * off, WEFT_EINVAL when the file cannot be written. */
+WEFT_EXTERN int weft_trace_flush(weft_rt *rt);
+
 /* weft_stats_print writes the statistics in a human-readable form, with the
  * latency histograms (when statistics are on) in the layout of DTrace's
  * quantize: value, distribution bar, count. */

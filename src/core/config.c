@@ -290,6 +290,9 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	cfg.quantum_us = (uint32_t)quantum;
 	cfg.mlfq_levels = (uint32_t)levels;
 	cfg.mlfq_boost_us = (uint32_t)boost;
+	const char *trace = getenv("WEFT_TRACE");
+	if (trace)
+		cfg.trace_path = trace[0] ? trace : NULL;
 
 	rt->cpus_affinity = affinity_cpus();
 	rt->cpus_cgroup = cgroup_cpus();

@@ -178,6 +178,7 @@ struct weft_rt {
 	 * the counters' values at the last weft_stats_reset. */
 	struct weft__latency *latency;
 	weft_stats stats_base;
+	struct weft__trace *trace; /* NULL when tracing is off */
 
 	/* Set once by destroy; read by posters. */
 	_Atomic int closing;

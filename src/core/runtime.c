@@ -9,6 +9,7 @@
 #include "core/futex.h"
 #include "core/internal.h"
 #include "obs/latency.h"
+#include "obs/trace.h"
 
 _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec"))) = {.index = -1};
 
@@ -68,6 +69,8 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 	int rc = weft__config_resolve(rt, cfg);
 	if (rc == 0)
 		rc = weft__latency_create(rt);
+	if (rc == 0)
+		rc = weft__trace_create(rt);
 	if (rc == 0) {
 		rt->model = models[rt->cfg.model];
 		rt->magic = WEFT__RT_MAGIC;
@@ -75,6 +78,7 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 	}
 	if (rc) {
 		rt->magic = 0;
+		weft__trace_destroy(rt);
 		weft__latency_destroy(rt);
 		weft__free(rt, sizeof(*rt));
 		return rc;
@@ -120,6 +124,7 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	if (rt->cfg.stats)
 		weft_stats_print(rt, stderr);
 	rt->model->release(rt);
+	weft__trace_destroy(rt); /* writes the file */
 	weft__latency_destroy(rt);
 	rt->magic = 0;
 	weft__free(rt, sizeof(*rt));
@@ -173,8 +178,9 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 		return WEFT_EFULL;
 	}
 	t->group_ = g;
-	if (rt->latency)
+	if (rt->latency || rt->trace)
 		t->posted_ns_ = weft__latency_now();
+	weft__trace(rt, WEFT__TRACE_POST, t, false);
 	t->quanta_ = 0;
 	t->epoch_ = 0; /* mlfq: a new arrival, placed by its priority */
 	if (g)

@@ -12,6 +12,7 @@
 #include "core/internal.h"
 #include "core/parking.h"
 #include "obs/latency.h"
+#include "obs/trace.h"
 
 static _Atomic uint32_t *state_word(const weft_task *t)
 {
@@ -108,10 +109,16 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 		started = weft__latency_now();
 		weft__latency_record(rt, WEFT_LATENCY_QUEUE_WAIT, started - posted);
 	}
+	/* Under a fiber model the model traces each run segment itself. */
+	bool segment = !weft__tls.fiber;
+	if (segment)
+		weft__trace(rt, WEFT__TRACE_BEGIN, t, true);
 	weft_task *outer = weft__tls.task;
 	weft__tls.task = t;
 	t->fn_(t->arg_);
 	weft__tls.task = outer;
+	if (segment)
+		weft__trace(rt, WEFT__TRACE_END, NULL, false);
 	if (rt->latency) {
 		int64_t ended = weft__latency_now();
 		weft__latency_record(rt, WEFT_LATENCY_RUN, ended - started);

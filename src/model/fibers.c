@@ -41,6 +41,7 @@
 #include "fiber/stack.h"
 #include "io/poller.h"
 #include "io/timers.h"
+#include "obs/trace.h"
 
 /* READY_WOKEN: queued to run (yielded or preempted) and woken meanwhile, so
  * its next park must not sleep: a preemption may land between a fiber
@@ -62,6 +63,7 @@ typedef struct fiber {
 	weft__timer timer; /* sleep, or a wait_fd timeout */
 	int wait_fd;       /* fd of a wait_fd in progress, or -1 */
 	bool preempted;    /* readied by a tick: may have become READY_WOKEN */
+	bool traced;       /* its first run segment is in the trace */
 	int wait_result;   /* wait_fd: ready events, or WEFT_ETIMEDOUT */
 } fiber;
 
@@ -202,6 +204,8 @@ static fiber *fiber_new(fibers *m, weft_task *t)
 	f->task = t;
 	f->m = m;
 	f->wait_fd = -1;
+	f->preempted = false;
+	f->traced = false;
 	atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
 	size_t usable = ((uintptr_t)f - (uintptr_t)s->base) & ~(size_t)15;
 	weft__context_make(&f->ctx, s->base, usable, fiber_entry, f);
@@ -228,6 +232,8 @@ static void enter(fibers *m, fiber *f)
 	} else {
 		atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
 	}
+	weft__trace(m->rt, WEFT__TRACE_BEGIN, f->task, !f->traced);
+	f->traced = true;
 	m->current = f;
 	weft__tls.fiber = f;
 	weft__stack_set_current(f->stack, f->task);
@@ -260,6 +266,7 @@ static void run(fibers *m, weft_task *t)
 	enter(m, f);
 	weft__context_switch(&m->sched, &f->ctx);
 	weft__tls.nopreempt = 1;
+	weft__trace(m->rt, WEFT__TRACE_END, NULL, false);
 	/* Whoever switched back may be another fiber than f: a yield hands
 	 * the worker from fiber to fiber directly. */
 	f = m->current;
@@ -344,6 +351,7 @@ static void yield_locked(fiber *f)
 	}
 	atomic_store_explicit(&f->state, READY, memory_order_relaxed);
 	weft__readyq_push(&m->ready, self);
+	weft__trace(m->rt, WEFT__TRACE_END, NULL, false);
 	enter(m, g);
 	switch_out(f, &g->ctx);
 }
@@ -351,6 +359,7 @@ static void yield_locked(fiber *f)
 void weft__fiber_yield(void)
 {
 	weft__tls.nopreempt++;
+	weft__trace(((fiber *)current())->m->rt, WEFT__TRACE_YIELD, NULL, false);
 	yield_locked(current());
 	weft__tls.nopreempt--;
 }
@@ -363,9 +372,10 @@ void weft__fiber_park(void *fp)
 	fiber *f = fp;
 	weft__tls.nopreempt++;
 	int running = RUNNING;
-	if (atomic_compare_exchange_strong(&f->state, &running, PARKING))
+	if (atomic_compare_exchange_strong(&f->state, &running, PARKING)) {
+		weft__trace(f->m->rt, WEFT__TRACE_PARK, NULL, false);
 		switch_out(f, &f->m->sched);
-	else /* woken before it could park */
+	} else /* woken before it could park */
 		atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
 	weft__tls.nopreempt--;
 }
@@ -380,6 +390,7 @@ void weft__fiber_unpark(void *fp)
 	for (;;) {
 		if (s == PARKED) {
 			if (atomic_compare_exchange_weak(&f->state, &s, READY)) {
+				weft__trace(m->rt, WEFT__TRACE_WAKE, NULL, false);
 				make_ready(m, t);
 				break;
 			}
@@ -497,6 +508,7 @@ static void on_tick(void *ctx, uintptr_t pc)
 	m->held_ticks = 0;
 	bump(&m->preemptions, 1);
 	weft__tls.nopreempt++;
+	weft__trace(m->rt, WEFT__TRACE_PREEMPT, NULL, false);
 	weft__ticker_unblock(); /* nopreempt is raised: ticks return at once */
 	preempt_to_scheduler(f);
 	weft__tls.nopreempt--;
