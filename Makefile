@@ -4,7 +4,8 @@
 #                 against tools/quote-server, with weft-sweep)
 #   make test     check formatting, then configure, build and ctest the
 #                 release, asan and tsan presets (stops at the first failure)
-#   make bench    build release, run the benchmarks in BENCHES
+#   make bench    build release, run the benchmarks in BENCHES, then weft
+#                 against TBB, OpenMP, Boost.Fiber, GLib, libuv (bench/peers)
 #   make format   clang-format every C file in place
 #   make clean    remove build/
 #
@@ -42,6 +43,10 @@ bench: build-release
 		echo "== $$b"; \
 		$(BUILD)/bench/$$b || exit 1; \
 	done
+	@if [ -x bench/peers/run.sh ] && [ -d $(BUILD)/bench/peers ]; then \
+		echo "== peers (bench/peers/run.sh)"; \
+		bench/peers/run.sh $(BUILD) || exit 1; \
+	fi
 
 format:
 	scripts/check-format --fix

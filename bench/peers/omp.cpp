@@ -1,0 +1,114 @@
+// peers-omp: the peer workloads (peers.h) on GCC's OpenMP (libgomp),
+// library "openmp", and the sort on libstdc++'s parallel mode, library
+// "gnu-parallel".
+//
+//   spawn-wait     one thread of a parallel region creates N empty
+//                  `omp task`s, then `omp taskwait`
+//   parallel-for   `omp parallel for schedule(static)`, one region per loop
+//   psort          __gnu_parallel::sort (multiway mergesort, OpenMP threads)
+//   mutex-tT       a parallel region of T threads, omp_set_lock /
+//                  omp_unset_lock around every addition
+//
+// Worker threads: OpenMP's default, one per CPU (OMP_NUM_THREADS unset).
+#include <omp.h>
+#include <parallel/algorithm>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "peers.h"
+
+#define PROG "peers-omp"
+
+static void spawn_wait(const peers_opts *o)
+{
+	long n = o->spawn_n;
+	double t0 = 0, t1 = 0;
+#pragma omp parallel
+#pragma omp single
+	{
+		t0 = peers_now_ns();
+		for (long i = 0; i < n; i++) {
+#pragma omp task
+			{
+			}
+		}
+#pragma omp taskwait
+		t1 = peers_now_ns();
+	}
+	peers_emit(o, "spawn-wait", "openmp", n, t1 - t0);
+}
+
+static void parallel_for(const peers_opts *o)
+{
+	std::vector<int> a((size_t)o->for_iters);
+	int *p = a.data();
+	long n = o->for_iters;
+	double t0 = peers_now_ns();
+	for (long pass = 0; pass < o->for_passes; pass++) {
+#pragma omp parallel for schedule(static)
+		for (long i = 0; i < n; i++)
+			p[i] += 1;
+	}
+	double ns = peers_now_ns() - t0;
+	for (int v : a)
+		if (v != o->for_passes)
+			peers_die(PROG, "parallel-for: wrong count");
+	peers_emit(o, "parallel-for", "openmp", n * o->for_passes, ns);
+}
+
+static void psort(const peers_opts *o)
+{
+	std::vector<int32_t> a((size_t)o->sort_n);
+	for (long i = 0; i < o->sort_n; i++)
+		a[(size_t)i] = peers_sort_value(1, (uint64_t)i);
+	double t0 = peers_now_ns();
+	__gnu_parallel::sort(a.begin(), a.end());
+	double ns = peers_now_ns() - t0;
+	peers_check_sorted(PROG, a.data(), o->sort_n);
+	peers_emit(o, "psort", "gnu-parallel", o->sort_n, ns);
+}
+
+static void mutex_run(const peers_opts *o, int threads, const std::vector<unsigned> &r)
+{
+	omp_lock_t lock;
+	unsigned res = 0;
+	long n = o->mutex_n;
+	const unsigned *rv = r.data();
+	omp_init_lock(&lock);
+	double t0 = peers_now_ns();
+#pragma omp parallel num_threads(threads)
+	{
+		long t = omp_get_thread_num(), step = omp_get_num_threads();
+		for (long i = t; i < n; i += step) {
+			omp_set_lock(&lock);
+			res += rv[i] * rv[i];
+			omp_unset_lock(&lock);
+		}
+	}
+	double ns = peers_now_ns() - t0;
+	omp_destroy_lock(&lock);
+	if (res != peers_mutex_expect(n))
+		peers_die(PROG, "mutex: wrong sum");
+	std::string name = "mutex-t" + std::to_string(threads);
+	peers_emit(o, name.c_str(), "openmp", n, ns);
+}
+
+int main(int argc, char **argv)
+{
+	peers_opts o = peers_parse(PROG, argc, argv);
+	if (peers_want(&o, "spawn-wait"))
+		spawn_wait(&o);
+	if (peers_want(&o, "parallel-for"))
+		parallel_for(&o);
+	if (peers_want(&o, "psort"))
+		psort(&o);
+	std::vector<unsigned> r((size_t)o.mutex_n);
+	for (long i = 0; i < o.mutex_n; i++)
+		r[(size_t)i] = (unsigned)i;
+	for (int t : {PEERS_MUTEX_T1, PEERS_MUTEX_T2})
+		if (peers_want(&o, ("mutex-t" + std::to_string(t)).c_str()))
+			mutex_run(&o, t, r);
+	return 0;
+}

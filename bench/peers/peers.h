@@ -1,0 +1,169 @@
+/* What every peer driver shares (C and C++): the workloads' sizes and
+ * command line, the clock, the CSV line, and the data the sort sorts.
+ *
+ * A driver runs each of its workloads once and prints one line per
+ * (workload, library):
+ *
+ *   workload,library,rep,n,ns_per_op
+ *
+ * run.sh calls every driver once per repetition, interleaved, and
+ * aggregates. Options, the same for every driver:
+ *
+ *   --rep R        repetition number, copied into the CSV (default 1)
+ *   --small        tiny sizes: checks that everything runs (numbers mean
+ *                  nothing)
+ *   --sort-n N     ints to sort (default 50,000,000)
+ *   --only W       run only workload W (a name below)
+ *
+ * The workloads (the unit is what ns_per_op divides by):
+ *
+ *   spawn-wait     the main thread spawns N empty tasks, then waits for all
+ *                  (ns per task)
+ *   parallel-for   PASSES parallel loops of ITERS iterations each, body
+ *                  a[i] += 1 over an int array that fits in L2 (ns per
+ *                  iteration, fork and join included)
+ *   fiber-switch   two fibers on one thread yield to each other N times each
+ *                  (ns per yield)
+ *   fiber-create   a fiber creates an empty fiber and joins it, N times
+ *                  (ns per create+join)
+ *   ctx-switch     the raw context switch under the fibers: two contexts
+ *                  resume each other (ns per switch, one way)
+ *   psort          sort SORT_N random 32-bit ints (ns per element)
+ *   mutex-tT       seed 004's vector_multiply: T threads (or tasks, or
+ *                  fibers) take a mutex, add one product, release it;
+ *                  MUTEX_N pairs in all (ns per lock/add/unlock pair)
+ *
+ * Worker threads: as many as the CPUs the process may use, for every
+ * library (each library's own default, except libuv, whose pool run.sh sizes
+ * with UV_THREADPOOL_SIZE). */
+#ifndef WEFT_BENCH_PEERS_H
+#define WEFT_BENCH_PEERS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct peers_opts {
+	int rep;
+	long spawn_n;    /* spawn-wait tasks */
+	long for_iters;  /* parallel-for iterations per loop */
+	long for_passes; /* parallel-for loops */
+	long switch_n;   /* fiber-switch yields per fiber */
+	long create_n;   /* fiber-create fibers */
+	long ctx_n;      /* ctx-switch round trips */
+	long sort_n;     /* psort ints */
+	long mutex_n;    /* mutex pairs in all */
+	const char *only;
+} peers_opts;
+
+/* The thread counts of the mutex workload (seed 004 ran 2 by default). */
+#define PEERS_MUTEX_T1 2
+#define PEERS_MUTEX_T2 8
+
+static inline double peers_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static inline void peers_die(const char *prog, const char *what)
+{
+	fprintf(stderr, "%s: %s\n", prog, what);
+	exit(1);
+}
+
+static inline long peers_count(const char *prog, const char *opt, const char *val)
+{
+	char *end;
+	long v = val ? strtol(val, &end, 10) : 0;
+	if (!val || *end || v < 1) {
+		fprintf(stderr, "%s: %s needs a positive integer\n", prog, opt);
+		exit(2);
+	}
+	return v;
+}
+
+static inline peers_opts peers_parse(const char *prog, int argc, char **argv)
+{
+	peers_opts o;
+	int small = 0;
+	long sort_n = 50000000;
+	o.rep = 1;
+	o.only = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--small") == 0) {
+			small = 1;
+		} else if (strcmp(a, "--rep") == 0) {
+			o.rep = (int)peers_count(prog, a, v);
+			i++;
+		} else if (strcmp(a, "--sort-n") == 0) {
+			sort_n = peers_count(prog, a, v);
+			i++;
+		} else if (strcmp(a, "--only") == 0 && v) {
+			o.only = v;
+			i++;
+		} else {
+			fprintf(stderr,
+			        "usage: %s [--rep R] [--small] [--sort-n N] [--only WORKLOAD]\n",
+			        prog);
+			exit(2);
+		}
+	}
+	o.spawn_n = small ? 2000 : 500000;
+	o.for_iters = small ? 1000 : 100000;
+	o.for_passes = small ? 10 : 200;
+	o.switch_n = small ? 2000 : 2000000;
+	o.create_n = small ? 2000 : 1000000;
+	o.ctx_n = small ? 2000 : 10000000;
+	o.sort_n = small && sort_n == 50000000 ? 100000 : sort_n;
+	o.mutex_n = small ? 20000 : 3000000;
+	return o;
+}
+
+/* Whether workload w is to run. */
+static inline int peers_want(const peers_opts *o, const char *w)
+{
+	return o->only == NULL || strcmp(o->only, w) == 0;
+}
+
+static inline void peers_emit(const peers_opts *o, const char *workload, const char *lib, long n,
+                              double ns)
+{
+	printf("%s,%s,%d,%ld,%.3f\n", workload, lib, o->rep, n, ns / (double)n);
+	fflush(stdout);
+}
+
+/* The ints every sort sorts: the same formula as weft-psort's generator
+ * (apps/psort/weft-psort.c, seed 1), so all sort the same array. */
+static inline int32_t peers_sort_value(uint64_t seed, uint64_t i)
+{
+	uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (int32_t)(uint32_t)(z >> 32);
+}
+
+/* Fails loudly unless a[0 .. n-1] is ascending. */
+static inline void peers_check_sorted(const char *prog, const int32_t *a, long n)
+{
+	for (long i = 1; i < n; i++)
+		if (a[i - 1] > a[i])
+			peers_die(prog, "psort: result is not sorted");
+}
+
+/* The vector_multiply data: r[i] = s[i] = i; the sum of r[i] * s[i] over
+ * i < n, mod 2^32, is what every library's run must produce. */
+static inline unsigned peers_mutex_expect(long n)
+{
+	unsigned sum = 0;
+	for (long i = 0; i < n; i++)
+		sum += (unsigned)i * (unsigned)i;
+	return sum;
+}
+
+#endif

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# run.sh: weft against the field. Runs every peer driver built in
+# BUILD_DIR/bench/peers (peers-weft, -tbb, -omp, -boost, -glib, -uv) and
+# weft's own parallel sort (BUILD_DIR/apps/psort/weft-psort), interleaved:
+# repetition 1 of every driver, then repetition 2, ..., the starting driver
+# rotating, so a drift of the machine lands on all alike. Then prints, per
+# workload and library, the median, min and max ns/op over the repetitions,
+# the spread ((max - min) / median) and weft/peer: weft's median over the
+# peer's (below 1: weft is faster).
+#
+#   bench/peers/run.sh [BUILD_DIR] [--reps R] [--small] [--sort-n N]
+#                      [--csv FILE] [--plot FILE.png]
+#
+#   BUILD_DIR      default build/release
+#   --reps R       repetitions (default 5)
+#   --small        tiny sizes (the smoke test); the numbers mean nothing
+#   --sort-n N     ints to sort (default 50,000,000)
+#   --csv FILE     also write the table as CSV
+#   --plot FILE    also draw weft/peer per workload with gnuplot (PNG)
+#
+# The workloads are described in bench/peers/peers.h. WEFT_* variables are
+# unset (they would override the configuration the drivers set in code).
+# Exit status: 0, 1 when a driver fails, 2 on a usage error.
+set -euo pipefail
+
+usage() {
+	sed -n '11,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+build=build/release reps=5 small=() sort_n=50000000 csv="" plot=""
+while (($#)); do
+	case "$1" in
+	--reps) reps=${2:?}; shift ;;
+	--small) small=(--small) sort_n=100000 ;;
+	--sort-n) sort_n=${2:?}; shift ;;
+	--csv) csv=${2:?}; shift ;;
+	--plot) plot=${2:?}; shift ;;
+	-h | --help) usage ;;
+	-*) echo "run.sh: unknown option $1" >&2; usage ;;
+	*) build=$1 ;;
+	esac
+	shift
+done
+[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --reps needs a positive integer" >&2; exit 2; }
+[[ $sort_n =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --sort-n needs a positive integer" >&2; exit 2; }
+
+for v in $(compgen -e | grep '^WEFT_' || true); do
+	unset "$v"
+done
+
+dir=$build/bench/peers
+drivers=()
+for d in weft tbb omp boost glib uv; do
+	[[ -x $dir/peers-$d ]] && drivers+=("$dir/peers-$d")
+done
+psort=$build/apps/psort/weft-psort
+[[ -x $psort ]] && drivers+=(weft-psort)
+if ((${#drivers[@]} == 0)); then
+	echo "run.sh: no drivers in $dir (build the bench/peers targets first)" >&2
+	exit 1
+fi
+
+raw=$(mktemp)
+trap 'rm -f "$raw" "$raw".*' EXIT
+
+# weft-psort prints "sort: <ms> ms (...)"; turn it into the drivers' CSV line.
+run_psort() {
+	local r=$1 out ms
+	out=$("$psort" --no-compare --seed 1 "$sort_n") || return 1
+	ms=$(sed -n 's/^sort: \([0-9.]*\) ms.*/\1/p' <<<"$out")
+	[[ -n $ms ]] || return 1
+	awk -v r="$r" -v n="$sort_n" -v ms="$ms" \
+		'BEGIN { printf "psort,weft,%d,%d,%.3f\n", r, n, ms * 1e6 / n }'
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+progress=0
+[[ -t 2 ]] && progress=1
+nd=${#drivers[@]}
+for ((r = 1; r <= reps; r++)); do
+	for ((k = 0; k < nd; k++)); do
+		d=${drivers[$(((k + r - 1) % nd))]}
+		if [[ $d == weft-psort ]]; then
+			run_psort "$r" >>"$raw" || { echo "run.sh: $psort failed" >&2; exit 1; }
+		else
+			"$d" --rep "$r" --sort-n "$sort_n" "${small[@]}" >>"$raw" ||
+				{ echo "run.sh: $d failed" >&2; exit 1; }
+		fi
+	done
+	((progress)) && echo "run.sh: repetition $r/$reps done" >&2
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# Machine description.
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+echo "weft against the field: ns per operation, median of $reps interleaved repetitions"
+echo "machine: $(nproc) CPUs available ($(getconf _NPROCESSORS_ONLN) online), ${cpu:-unknown CPU}, Linux $(uname -r)"
+echo "compilers: $(${CC:-cc} --version 2>/dev/null | head -1); $(${CXX:-c++} --version 2>/dev/null | head -1)"
+if command -v dpkg-query >/dev/null 2>&1; then
+	vers=$(dpkg-query -W -f='${Package} ${Version}\n' libtbb-dev libboost-fiber-dev \
+		libglib2.0-dev libuv1-dev 2>/dev/null | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }')
+	echo "libraries: $vers"
+fi
+echo "load average (1, 5, 15 min): $load_before before, $load_after after"
+echo "drivers: ${drivers[*]##*/}"
+echo
+
+# Aggregate: sort each (workload, library) group's values, then take the
+# median, min and max in one pass.
+order='spawn-wait parallel-for fiber-switch fiber-create ctx-switch psort mutex-t2 mutex-t8'
+awk -F, -v order="$order" '
+	BEGIN { n = split(order, w, " "); for (i = 1; i <= n; i++) rank[w[i]] = i }
+	{ lib = $2 == "weft" ? "0weft" : ($2 == "weft-fibers" ? "1weft-fibers" : "2" $2)
+	  printf "%02d,%s,%s,%s,%s\n", ($1 in rank ? rank[$1] : 99), $1, lib, $4, $5 }' "$raw" |
+	sort -t, -k1,1 -k3,3 -k5,5g >"$raw.sorted"
+awk -F, '
+	function flush() {
+		if (cnt == 0) return
+		med = cnt % 2 ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
+		print key "," n "," cnt "," med "," v[1] "," v[cnt]
+	}
+	{ k = $2 "," substr($3, 2)
+	  if (k != key) { flush(); key = k; cnt = 0 }
+	  v[++cnt] = $5; n = $4 }
+	END { flush() }' "$raw.sorted" >"$raw.agg"
+awk -F, '
+	NR == FNR { if ($2 == "weft") weft[$1] = $5; next }
+	{ ratio = ($1 in weft) && $2 != "weft" ? sprintf("%.3f", weft[$1] / $5) : ""
+	  print $0 "," ratio }' "$raw.agg" "$raw.agg" >"$raw.table"
+
+printf '%-13s %-14s %14s %12s %12s %8s %10s\n' workload library "median ns/op" "min" "max" \
+	spread weft/peer
+awk -F, '{ printf "%-13s %-14s %14.3f %12.3f %12.3f %7.1f%% %10s\n",
+	$1, $2, $5, $6, $7, ($5 > 0 ? 100 * ($7 - $6) / $5 : 0), ($8 == "" ? "-" : $8) }' "$raw.table"
+echo
+echo "weft: threads model (fifo, one worker per CPU) for tasks and loops, fibers model for"
+echo "fibers; weft-fibers: the mutex workload on the fibers model. weft/peer < 1: weft faster."
+
+if [[ -n $csv ]]; then
+	{
+		echo "workload,library,n,reps,median_ns,min_ns,max_ns,weft_over_peer"
+		cat "$raw.table"
+	} >"$csv"
+	echo "run.sh: wrote $csv" >&2
+fi
+
+if [[ -n $plot ]]; then
+	if ! command -v gnuplot >/dev/null 2>&1; then
+		echo "run.sh: gnuplot not found; no plot (scripts/install-deps)" >&2
+	else
+		awk -F, '$8 != "" { printf "\"%s\\n%s\" %s\n", $1, $2, $8 }' "$raw.table" >"$raw.plot"
+		gnuplot <<-EOF
+			set terminal pngcairo size 1400,600 font ",10"
+			set output "$plot"
+			set title "weft against the field: weft median / peer median (below 1: weft faster; log scale)\n$(nproc) CPUs, ${cpu//\"/}, load $load_before"
+			set logscale y
+			set ylabel "weft / peer"
+			set style fill solid 0.6 border -1
+			set boxwidth 0.7
+			set xtics rotate by -60 font ",8" nomirror
+			set grid ytics
+			set key off
+			set yrange [*:*]
+			plot "$raw.plot" using 0:2:xtic(1) with boxes lc rgb "#3a6ea5", \
+			     1 with lines lc rgb "#aa0000" lw 2
+		EOF
+		echo "run.sh: wrote $plot" >&2
+	fi
+fi
