@@ -9,6 +9,7 @@
 #include "core/futex.h"
 #include "core/internal.h"
 #include "obs/latency.h"
+#include "obs/probes.h"
 #include "obs/trace.h"
 
 _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec"))) = {.index = -1};
@@ -181,6 +182,7 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 	if (rt->latency || rt->trace)
 		t->posted_ns_ = weft__latency_now();
 	weft__trace(rt, WEFT__TRACE_POST, t, false);
+	WEFT__PROBE2(task__post, t, rt);
 	t->quanta_ = 0;
 	t->epoch_ = 0; /* mlfq: a new arrival, placed by its priority */
 	if (g)

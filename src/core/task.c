@@ -12,6 +12,7 @@
 #include "core/internal.h"
 #include "core/parking.h"
 #include "obs/latency.h"
+#include "obs/probes.h"
 #include "obs/trace.h"
 
 static _Atomic uint32_t *state_word(const weft_task *t)
@@ -113,12 +114,14 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 	bool segment = !weft__tls.fiber;
 	if (segment)
 		weft__trace(rt, WEFT__TRACE_BEGIN, t, true);
+	WEFT__PROBE2(task__start, t, weft__tls.index);
 	weft_task *outer = weft__tls.task;
 	weft__tls.task = t;
 	t->fn_(t->arg_);
 	weft__tls.task = outer;
 	if (segment)
 		weft__trace(rt, WEFT__TRACE_END, NULL, false);
+	WEFT__PROBE2(task__end, t, weft__tls.index);
 	if (rt->latency) {
 		int64_t ended = weft__latency_now();
 		weft__latency_record(rt, WEFT_LATENCY_RUN, ended - started);

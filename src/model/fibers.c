@@ -41,6 +41,7 @@
 #include "fiber/stack.h"
 #include "io/poller.h"
 #include "io/timers.h"
+#include "obs/probes.h"
 #include "obs/trace.h"
 
 /* READY_WOKEN: queued to run (yielded or preempted) and woken meanwhile, so
@@ -233,6 +234,7 @@ static void enter(fibers *m, fiber *f)
 		atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
 	}
 	weft__trace(m->rt, WEFT__TRACE_BEGIN, f->task, !f->traced);
+	WEFT__PROBE2(fiber__switch, weft__tls.task, f->task);
 	f->traced = true;
 	m->current = f;
 	weft__tls.fiber = f;
@@ -374,6 +376,7 @@ void weft__fiber_park(void *fp)
 	int running = RUNNING;
 	if (atomic_compare_exchange_strong(&f->state, &running, PARKING)) {
 		weft__trace(f->m->rt, WEFT__TRACE_PARK, NULL, false);
+		WEFT__PROBE1(fiber__park, f->task);
 		switch_out(f, &f->m->sched);
 	} else /* woken before it could park */
 		atomic_store_explicit(&f->state, RUNNING, memory_order_relaxed);
@@ -391,6 +394,7 @@ void weft__fiber_unpark(void *fp)
 		if (s == PARKED) {
 			if (atomic_compare_exchange_weak(&f->state, &s, READY)) {
 				weft__trace(m->rt, WEFT__TRACE_WAKE, NULL, false);
+				WEFT__PROBE1(fiber__wake, t);
 				make_ready(m, t);
 				break;
 			}
@@ -509,6 +513,7 @@ static void on_tick(void *ctx, uintptr_t pc)
 	bump(&m->preemptions, 1);
 	weft__tls.nopreempt++;
 	weft__trace(m->rt, WEFT__TRACE_PREEMPT, NULL, false);
+	WEFT__PROBE1(fiber__preempt, f->task);
 	weft__ticker_unblock(); /* nopreempt is raised: ticks return at once */
 	preempt_to_scheduler(f);
 	weft__tls.nopreempt--;

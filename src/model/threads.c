@@ -54,6 +54,7 @@
 #include "core/internal.h"
 #include "core/lock.h"
 #include "core/spin.h"
+#include "obs/probes.h"
 
 #define BATCH_MAX         16
 #define SPIN_ROUNDS       32
@@ -243,6 +244,8 @@ static bool take_batch(threads *m, worker *w)
 	while (nrest > 0)
 		weft__readyq_unpop(&m->ready, rest[--nrest]);
 	int ngot = steal(m, w, got);
+	if (ngot > 0)
+		WEFT__PROBE2(task__steal, w->index, ngot);
 	if (ngot == 0) {
 		drain_inbox(m);
 		size_t n = m->ready.len / (size_t)m->nworkers;
