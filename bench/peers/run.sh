@@ -149,7 +149,7 @@ if [[ -n $plot ]]; then
 	if ! command -v gnuplot >/dev/null 2>&1; then
 		echo "run.sh: gnuplot not found; no plot (scripts/install-deps)" >&2
 	else
-		awk -F, '$8 != "" { printf "\"%s\\n%s\" %s\n", $1, $2, $8 }' "$raw.table" >"$raw.plot"
+		awk -F, '$8 != "" { printf "\"%s vs %s\" %s\n", $1, $2, $8 }' "$raw.table" >"$raw.plot"
 		gnuplot <<-EOF
 			set terminal pngcairo size 1400,600 font ",10"
 			set output "$plot"
@@ -158,11 +158,13 @@ if [[ -n $plot ]]; then
 			set ylabel "weft / peer"
 			set style fill solid 0.6 border -1
 			set boxwidth 0.7
-			set xtics rotate by -60 font ",8" nomirror
+			set xtics rotate by -45 font ",9" nomirror
+			set bmargin 10
+			set rmargin 6
 			set grid ytics
 			set key off
-			set yrange [*:*]
 			plot "$raw.plot" using 0:2:xtic(1) with boxes lc rgb "#3a6ea5", \
+			     "" using 0:2:(sprintf("%.2f", \$2)) with labels offset 0,0.7 font ",8", \
 			     1 with lines lc rgb "#aa0000" lw 2
 		EOF
 		echo "run.sh: wrote $plot" >&2
