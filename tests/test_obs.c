@@ -20,6 +20,12 @@ static void short_nap(void *arg)
 	nanosleep(&ts, NULL);
 }
 
+static void weft_nap(void *arg)
+{
+	(void)arg;
+	weft_sleep_ns(10000);
+}
+
 static weft_rt *stats_rt(weft_model model, bool fibers)
 {
 	weft_config cfg;
@@ -79,6 +85,10 @@ static void histograms(bool fibers)
 	weft_stats st;
 	assert_rc(0, weft_stats_get(rt, &st));
 	assert_int_equal(st.run, N_TASKS);
+	/* The workers ran N_TASKS sleeps of 20 us: at least 10 ms busy
+	 * (spawn has no long-lived workers to account for). */
+	if (fibers || wt.model == WEFT_MODEL_THREADS)
+		assert_true(st.busy_ns >= (uint64_t)N_TASKS * 20000);
 	assert_rc(0, weft_stats_reset(rt));
 	assert_rc(0, weft_stats_get(rt, &st));
 	assert_int_equal(st.run, 0);
@@ -91,6 +101,16 @@ static void histograms(bool fibers)
 	assert_int_equal(st.posted, 10);
 	assert_rc(0, weft_stats_latency(rt, WEFT_LATENCY_TURNAROUND, turn));
 	assert_int_equal(total(turn), 10);
+	if (fibers) { /* a fiber that sleeps parks once and is unparked once */
+		for (int i = 0; i < 10; i++) {
+			assert_rc(0, weft_task_init(&t[i], weft_nap, NULL));
+			assert_rc(0, weft_post(rt, &t[i]));
+		}
+		assert_rc(0, weft_wait_all(rt));
+		assert_rc(0, weft_stats_get(rt, &st));
+		assert_int_equal(st.parks, 10);
+		assert_int_equal(st.unparks, 10);
+	}
 
 	/* The printout, in DTrace's quantize layout. */
 	wt_capture_begin();
@@ -101,6 +121,8 @@ static void histograms(bool fibers)
 	assert_non_null(
 	        strstr(err, "           value  ------------- Distribution ------------- count"));
 	assert_non_null(strstr(err, "|@"));
+	if (fibers || wt.model == WEFT_MODEL_THREADS)
+		assert_non_null(strstr(err, "weft: worker 0 busy "));
 	free(t);
 }
 

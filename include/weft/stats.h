@@ -29,7 +29,12 @@ typedef struct weft_stats {
 	uint64_t seed;                      /* the random policy's seed */
 	uint64_t switches;                  /* fiber models: fibers switched in */
 	uint64_t preemptions;               /* fiber models: switches forced by the timer */
-	uint64_t reserved[13];
+	uint64_t steals;                    /* threads: batches taken from another worker */
+	uint64_t parks;                     /* fiber models: fibers that parked */
+	uint64_t unparks;                   /* fiber models: parked fibers made ready again */
+	uint64_t busy_ns;                   /* statistics on: workers' time not idle, summed */
+	uint64_t idle_ns; /* statistics on: workers' time idle (polling or asleep) */
+	uint64_t reserved[8];
 } weft_stats;
 
 /* weft_stats_get sums the counters into *out (since the runtime was

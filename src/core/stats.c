@@ -20,6 +20,13 @@ int weft_stats_get(weft_rt *rt, weft_stats *out)
 	out->rejected = atomic_load(&rt->rejected);
 	out->seed = rt->cfg.seed;
 	rt->model->stats(rt, out);
+	for (int i = 0; i < rt->cfg.workers; i++) {
+		int64_t busy, idle;
+		if (weft__worker_times(rt, i, &busy, &idle)) {
+			out->busy_ns += (uint64_t)busy;
+			out->idle_ns += (uint64_t)idle;
+		}
+	}
 	const weft_stats *b = &rt->stats_base;
 	out->posted -= b->posted;
 	out->run -= b->run;
@@ -29,6 +36,11 @@ int weft_stats_get(weft_rt *rt, weft_stats *out)
 	out->wakeups -= b->wakeups;
 	out->switches -= b->switches;
 	out->preemptions -= b->preemptions;
+	out->steals -= b->steals;
+	out->parks -= b->parks;
+	out->unparks -= b->unparks;
+	out->busy_ns -= b->busy_ns;
+	out->idle_ns -= b->idle_ns;
 	return 0;
 }
 
@@ -69,8 +81,21 @@ int weft_stats_print(weft_rt *rt, FILE *out)
 	        (unsigned long long)s.rejected, (unsigned long long)s.cancelled,
 	        (unsigned long long)s.sleeps, (unsigned long long)s.wakeups);
 	if (s.model == WEFT_MODEL_FIBERS)
-		fprintf(out, "weft: fiber switches %llu, preemptions %llu\n",
-		        (unsigned long long)s.switches, (unsigned long long)s.preemptions);
+		fprintf(out,
+		        "weft: fiber switches %llu, preemptions %llu, parks %llu, unparks %llu\n",
+		        (unsigned long long)s.switches, (unsigned long long)s.preemptions,
+		        (unsigned long long)s.parks, (unsigned long long)s.unparks);
+	if (s.model == WEFT_MODEL_THREADS)
+		fprintf(out, "weft: steals %llu\n", (unsigned long long)s.steals);
+	for (int i = 0; i < rt->cfg.workers; i++) {
+		int64_t busy, idle;
+		if (!weft__worker_times(rt, i, &busy, &idle))
+			continue;
+		double total = (double)(busy + idle);
+		fprintf(out, "weft: worker %d busy %.3f ms, idle %.3f ms (%.0f%% busy)\n", i,
+		        (double)busy / 1e6, (double)idle / 1e6,
+		        total > 0 ? 100.0 * (double)busy / total : 0.0);
+	}
 	if (rt->latency)
 		weft__latency_print(rt, out);
 	if (s.policy == WEFT_POLICY_RANDOM)

@@ -41,6 +41,7 @@
 #include "fiber/stack.h"
 #include "io/poller.h"
 #include "io/timers.h"
+#include "obs/latency.h"
 #include "obs/probes.h"
 #include "obs/trace.h"
 
@@ -106,7 +107,8 @@ typedef struct fibers {
 
 	/* Written by the worker only. */
 	WEFT__ALIGNED _Atomic uint64_t finished, posted_inside, cancelled, switches, sleeps;
-	_Atomic uint64_t preemptions, deferred;
+	_Atomic uint64_t preemptions, deferred, parks;
+	WEFT__ALIGNED _Atomic uint64_t unparks; /* any thread: an atomic add */
 	_Atomic int stopping;
 } fibers;
 
@@ -376,6 +378,7 @@ void weft__fiber_park(void *fp)
 	int running = RUNNING;
 	if (atomic_compare_exchange_strong(&f->state, &running, PARKING)) {
 		weft__trace(f->m->rt, WEFT__TRACE_PARK, NULL, false);
+		bump(&f->m->parks, 1);
 		WEFT__PROBE1(fiber__park, f->task);
 		switch_out(f, &f->m->sched);
 	} else /* woken before it could park */
@@ -394,6 +397,7 @@ void weft__fiber_unpark(void *fp)
 		if (s == PARKED) {
 			if (atomic_compare_exchange_weak(&f->state, &s, READY)) {
 				weft__trace(m->rt, WEFT__TRACE_WAKE, NULL, false);
+				atomic_fetch_add_explicit(&m->unparks, 1, memory_order_relaxed);
 				WEFT__PROBE1(fiber__wake, t);
 				make_ready(m, t);
 				break;
@@ -590,7 +594,9 @@ static void idle(fibers *m)
 	}
 	bump(&m->sleeps, 1);
 	weft__ticker_idle(&m->ticker, true);
+	weft__idle_begin(m->rt, 0);
 	weft__poller_wait(&m->poller, timeout, fd_ready, m);
+	weft__idle_end(m->rt, 0);
 	weft__ticker_idle(&m->ticker, false);
 	if (m->virtual_time && next != INT64_MAX && m->ready.len == 0 &&
 	    atomic_load(&m->inbox) == NULL && next > m->vnow)
@@ -603,6 +609,7 @@ static void *worker_main(void *arg)
 	weft__tls.rt = m->rt;
 	weft__tls.index = 0;
 	weft__tls.nopreempt = 1; /* the scheduler is never preempted */
+	weft__worker_started(m->rt, 0);
 	weft__context_init_thread(&m->sched);
 	weft__stack_overflow_handler_install();
 	start_quantum_clock(m);
@@ -624,6 +631,7 @@ static void *worker_main(void *arg)
 		atomic_store(&m->sleeping, 0);
 	}
 	weft__ticker_stop(&m->ticker);
+	weft__worker_stopped(m->rt, 0);
 	weft__context_release(&m->sched);
 	weft__tls.nopreempt = 0;
 	weft__tls.rt = NULL;
@@ -707,6 +715,8 @@ static void fibers_stats(weft_rt *rt, weft_stats *s)
 	s->sleeps += atomic_load(&m->sleeps);
 	s->switches += atomic_load(&m->switches);
 	s->preemptions += atomic_load(&m->preemptions);
+	s->parks += atomic_load(&m->parks);
+	s->unparks += atomic_load(&m->unparks);
 }
 
 const weft__model_ops weft__model_fibers = {

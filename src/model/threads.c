@@ -54,6 +54,7 @@
 #include "core/internal.h"
 #include "core/lock.h"
 #include "core/spin.h"
+#include "obs/latency.h"
 #include "obs/probes.h"
 
 #define BATCH_MAX         16
@@ -67,6 +68,7 @@ typedef struct worker {
 	_Atomic uint64_t posted;                 /* tasks this worker's tasks posted */
 	_Atomic uint64_t cancelled;
 	_Atomic uint64_t sleeps;
+	_Atomic uint64_t steals; /* batches taken from another worker; this worker writes */
 	uint64_t posted_at_take; /* posted when the batch was taken; owner only */
 	int last_batch;          /* size of the last batch taken; owner only */
 
@@ -244,8 +246,12 @@ static bool take_batch(threads *m, worker *w)
 	while (nrest > 0)
 		weft__readyq_unpop(&m->ready, rest[--nrest]);
 	int ngot = steal(m, w, got);
-	if (ngot > 0)
+	if (ngot > 0) {
 		WEFT__PROBE2(task__steal, w->index, ngot);
+		atomic_store_explicit(&w->steals,
+		                      atomic_load_explicit(&w->steals, memory_order_relaxed) + 1,
+		                      memory_order_relaxed);
+	}
 	if (ngot == 0) {
 		drain_inbox(m);
 		size_t n = m->ready.len / (size_t)m->nworkers;
@@ -399,10 +405,12 @@ static void *worker_main(void *arg)
 	weft__tls.rt = rt;
 	weft__tls.index = w->index;
 	bool spinning = false;
+	weft__worker_started(rt, w->index);
 
 	for (;;) {
 		weft_task *t = next_task(m, w);
 		if (t) {
+			weft__idle_end(rt, w->index);
 			if (spinning) {
 				spinning = false;
 				if (atomic_fetch_sub(&m->nspinning, 1) == 1 && has_work(m))
@@ -415,6 +423,7 @@ static void *worker_main(void *arg)
 			continue;
 		}
 
+		weft__idle_begin(rt, w->index);
 		weft__notify_quiescent(&m->done, &sums, m);
 		/* Poll quietly before sleeping: no shared writes, and reads of
 		 * the shared lines only now and then, since each one makes the
@@ -441,6 +450,7 @@ static void *worker_main(void *arg)
 	}
 	if (spinning)
 		atomic_fetch_sub(&m->nspinning, 1);
+	weft__worker_stopped(rt, w->index);
 	weft__tls.rt = NULL;
 	weft__tls.index = -1;
 	return NULL;
@@ -539,6 +549,7 @@ static void threads_stats(weft_rt *rt, weft_stats *s)
 		s->posted += atomic_load(&w->posted);
 		s->cancelled += atomic_load(&w->cancelled);
 		s->sleeps += atomic_load(&w->sleeps);
+		s->steals += atomic_load(&w->steals);
 	}
 	s->posted += atomic_load(&m->done.external_posted) - atomic_load(&m->done.external_refused);
 	s->run += finished - s->cancelled;

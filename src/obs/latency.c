@@ -43,6 +43,27 @@ void weft__latency_reset(weft_rt *rt)
 				                      memory_order_relaxed);
 }
 
+bool weft__worker_times(const weft_rt *rt, int index, int64_t *busy, int64_t *idle)
+{
+	const struct weft__latency *l = rt->latency;
+	if (!l || index < 0 || index >= l->slots - 1)
+		return false;
+	const weft__latency_slot *s = &l->slot[index];
+	int64_t started = atomic_load_explicit(&s->started, memory_order_relaxed);
+	if (!started)
+		return false;
+	int64_t now = weft__latency_now();
+	int64_t stopped = atomic_load_explicit(&s->stopped, memory_order_relaxed);
+	int64_t end = stopped ? stopped : now;
+	int64_t idle_ns = atomic_load_explicit(&s->idle_ns, memory_order_relaxed);
+	int64_t since = atomic_load_explicit(&s->idle_since, memory_order_relaxed);
+	if (since && !stopped)
+		idle_ns += now - since;
+	*idle = idle_ns;
+	*busy = end - started - idle_ns > 0 ? end - started - idle_ns : 0;
+	return true;
+}
+
 void weft__latency_sum(const weft_rt *rt, weft_latency kind, uint64_t out[WEFT_LATENCY_BUCKETS])
 {
 	memset(out, 0, sizeof(uint64_t) * WEFT_LATENCY_BUCKETS);

@@ -14,6 +14,8 @@
 
 typedef struct weft__latency_slot {
 	WEFT__ALIGNED _Atomic uint64_t bucket[WEFT_LATENCY_COUNT_][WEFT_LATENCY_BUCKETS];
+	/* Worker time (workers' own slots only): written by the worker. */
+	_Atomic int64_t started, stopped, idle_ns, idle_since;
 } weft__latency_slot;
 
 struct weft__latency {
@@ -60,5 +62,56 @@ static inline void weft__latency_record(weft_rt *rt, weft_latency kind, int64_t 
 		                          memory_order_relaxed);
 	}
 }
+
+/* Worker time accounting, when statistics are on (no-ops otherwise). A
+ * model calls started/stopped at a worker's start and end, idle_begin when
+ * it finds nothing to run (polling or going to sleep; repeated calls keep
+ * the first time) and idle_end when it has work again. */
+static inline weft__latency_slot *weft__worker_slot(weft_rt *rt, int index)
+{
+	struct weft__latency *l = rt->latency;
+	return l && index >= 0 && index < l->slots - 1 ? &l->slot[index] : NULL;
+}
+
+static inline void weft__worker_started(weft_rt *rt, int index)
+{
+	weft__latency_slot *s = weft__worker_slot(rt, index);
+	if (s)
+		atomic_store_explicit(&s->started, weft__latency_now(), memory_order_relaxed);
+}
+
+static inline void weft__idle_begin(weft_rt *rt, int index)
+{
+	weft__latency_slot *s = weft__worker_slot(rt, index);
+	if (s && atomic_load_explicit(&s->idle_since, memory_order_relaxed) == 0)
+		atomic_store_explicit(&s->idle_since, weft__latency_now(), memory_order_relaxed);
+}
+
+static inline void weft__idle_end(weft_rt *rt, int index)
+{
+	weft__latency_slot *s = weft__worker_slot(rt, index);
+	if (!s)
+		return;
+	int64_t since = atomic_load_explicit(&s->idle_since, memory_order_relaxed);
+	if (since == 0)
+		return;
+	atomic_store_explicit(&s->idle_ns,
+	                      atomic_load_explicit(&s->idle_ns, memory_order_relaxed) +
+	                              (weft__latency_now() - since),
+	                      memory_order_relaxed);
+	atomic_store_explicit(&s->idle_since, 0, memory_order_relaxed);
+}
+
+static inline void weft__worker_stopped(weft_rt *rt, int index)
+{
+	weft__idle_end(rt, index);
+	weft__latency_slot *s = weft__worker_slot(rt, index);
+	if (s)
+		atomic_store_explicit(&s->stopped, weft__latency_now(), memory_order_relaxed);
+}
+
+/* A worker's busy and idle time so far (its current idle stretch
+ * included); false when not recorded. */
+bool weft__worker_times(const weft_rt *rt, int index, int64_t *busy, int64_t *idle);
 
 #endif
