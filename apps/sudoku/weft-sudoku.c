@@ -61,6 +61,10 @@ static void usage(FILE *out)
 	        "  (no FILE)          the seed's grid, checked by 11 tasks (9 boxes, all rows,\n"
 	        "                     all columns); prints the grid and the verdict\n"
 	        "  --invalid          swap two cells of the seed's grid first\n"
+	        "  --print-tasks      each of the 11 tasks prints \"Thread num: N.\" as the "
+	        "seed's\n"
+	        "                     did (its experiment: docs/observability.md)\n"
+	        "  --repeat N         validate the one grid N times (timing, histograms)\n"
 	        "  --grid FILE        the one grid in FILE, checked by the same 11 tasks\n"
 	        "  FILE               every grid in FILE ('-' for stdin), checked in parallel;\n"
 	        "                     prints each invalid grid with its failing units\n"
@@ -98,9 +102,16 @@ typedef struct check {
 	uint16_t fails;
 } check_t;
 
+/* The seed's experiment (docs/observability.md): its tasks printed
+ * "Thread num: %d." and the stdout lock made 11 threads slower than one. */
+static bool print_tasks;
+static unsigned long long repeat = 1;
+
 static void check_task(void *arg)
 {
 	check_t *c = arg;
+	if (print_tasks)
+		printf("Thread num: %d.\n", weft_worker_index());
 	c->fails = 0;
 	if (c->kind == 'b') {
 		if (sudoku_unit_mask(c->cells, 'b', c->unit) != SUDOKU_UNIT_FULL)
@@ -129,20 +140,22 @@ static int validate_one(const uint8_t cells[81])
 	check_t checks[11];
 	weft_group g;
 	weft_group_init(&g);
-	for (int i = 0; i < 11; i++) {
-		checks[i] = (check_t){cells, i < 9 ? 'b' : i == 9 ? 'r' : 'c', i, 0};
-		weft_task_init(&tasks[i], check_task, &checks[i]);
-		weft_task_set_priority(&tasks[i], 1);
-		int err = weft_post_in(rt, &g, &tasks[i]);
-		if (err != 0) {
-			fprintf(stderr, "%s: cannot post task %d: %s\n", prog, i,
-			        weft_strerror(err));
-			weft_group_wait(&g);
-			weft_rt_destroy(rt);
-			return 2;
+	for (unsigned long long round = 0; round < repeat; round++) {
+		for (int i = 0; i < 11; i++) {
+			checks[i] = (check_t){cells, i < 9 ? 'b' : i == 9 ? 'r' : 'c', i, 0};
+			weft_task_init(&tasks[i], check_task, &checks[i]);
+			weft_task_set_priority(&tasks[i], 1);
+			int err = weft_post_in(rt, &g, &tasks[i]);
+			if (err != 0) {
+				fprintf(stderr, "%s: cannot post task %d: %s\n", prog, i,
+				        weft_strerror(err));
+				weft_group_wait(&g);
+				weft_rt_destroy(rt);
+				return 2;
+			}
 		}
+		weft_group_wait(&g);
 	}
-	weft_group_wait(&g);
 	weft_rt_destroy(rt);
 
 	sudoku_fails f = {0, 0, 0};
@@ -543,6 +556,15 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--invalid") == 0) {
 			invalid = true;
+		} else if (strcmp(a, "--print-tasks") == 0) {
+			print_tasks = true;
+		} else if (strcmp(a, "--repeat") == 0) {
+			if (!(v = cli_need_value(prog, argc, argv, &i)))
+				return 2;
+			if (!cli_parse_u64(v, 1, 100000000, &repeat)) {
+				fprintf(stderr, "%s: invalid repeat count '%s'\n", prog, v);
+				return 2;
+			}
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			quiet = true;
 		} else if (strcmp(a, "--blocks") == 0) {
