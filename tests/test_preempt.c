@@ -421,6 +421,11 @@ static void pinger(void *arg)
 	int pair = (int)(intptr_t)arg / 2, side = (int)(intptr_t)arg % 2;
 	for (int i = 0; i < PING_ROUNDS; i++) {
 		spin_a_little();
+		if (i % 1024 == 0) { /* now and then longer than a quantum: preempted */
+			int64_t until = now_ns() + 400000;
+			while (now_ns() < until)
+				;
+		}
 		if (side == 0) {
 			WT_CHECK_RC(0, weft_sem_post(&ping_sem[pair][1]));
 			WT_CHECK_RC(0, weft_sem_wait(&ping_sem[pair][0]));
