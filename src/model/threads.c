@@ -56,6 +56,7 @@
 #include "core/spin.h"
 #include "obs/latency.h"
 #include "obs/probes.h"
+#include "obs/trace.h"
 
 #define BATCH_MAX         16
 #define SPIN_ROUNDS       32
@@ -246,7 +247,8 @@ static bool take_batch(threads *m, worker *w)
 	while (nrest > 0)
 		weft__readyq_unpop(&m->ready, rest[--nrest]);
 	int ngot = steal(m, w, got);
-	if (ngot > 0) {
+	bool stole = ngot > 0;
+	if (stole) {
 		WEFT__PROBE2(task__steal, w->index, ngot);
 		atomic_store_explicit(&w->steals,
 		                      atomic_load_explicit(&w->steals, memory_order_relaxed) + 1,
@@ -263,6 +265,8 @@ static bool take_batch(threads *m, worker *w)
 	}
 	batch_fill(w, got, ngot);
 	weft__lock_release(&m->lock);
+	if (stole)
+		weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
 	w->last_batch = ngot;
 	if (ngot > 1)
 		wake_if_needed(m); /* an idle worker may take half */

@@ -103,10 +103,9 @@ static uint64_t flow_id(const event *e)
 }
 
 static const char *const instant_names[WEFT__TRACE_KINDS] = {
-        [WEFT__TRACE_PARK] = "park",
-        [WEFT__TRACE_WAKE] = "wake",
-        [WEFT__TRACE_YIELD] = "yield",
-        [WEFT__TRACE_PREEMPT] = "preempt",
+        [WEFT__TRACE_PARK] = "park",   [WEFT__TRACE_WAKE] = "wake",
+        [WEFT__TRACE_YIELD] = "yield", [WEFT__TRACE_PREEMPT] = "preempt",
+        [WEFT__TRACE_STEAL] = "steal",
 };
 
 static void write_event(FILE *f, const struct weft__trace *tr, const event *e, int tid, bool *comma)

@@ -1,7 +1,7 @@
 /* Trace export (WEFT_TRACE=path.json): Chrome trace-event JSON, one track
  * per worker (and one for threads that are not workers), a slice per run
  * segment of a task, a flow arrow from each post to the task's first run,
- * instants for park, wake, yield and preemption. Events are buffered per
+ * instants for park, wake, yield, preemption and steal. Events are buffered per
  * worker (each slot has its own lock, uncontended but for
  * weft_trace_flush) and written at destroy or on weft_trace_flush. Nothing
  * is recorded unless a path was given; rt->trace is NULL then. */
@@ -20,6 +20,7 @@ typedef enum weft__trace_kind {
 	WEFT__TRACE_WAKE,
 	WEFT__TRACE_YIELD,
 	WEFT__TRACE_PREEMPT,
+	WEFT__TRACE_STEAL, /* a threads worker took a batch from another's */
 	WEFT__TRACE_KINDS
 } weft__trace_kind;
 
