@@ -21,7 +21,7 @@ python3 "$root/tools/quote-server" --latency-ms 100 --error-symbols ERR1 \
 	--stall-symbols STALL --garbage-symbols GTEXT:text,GTRUNC:truncated,GSHAPE:shape,GTYPES:types,GHUGE:huge,GDEEP:deep \
 	>"$tmp/server.out" 2>"$tmp/server.err" &
 srv=$!
-trap 'kill $srv 2>/dev/null; wait $srv 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $srv 2>/dev/null; wait $srv 2>/dev/null || true; rm -rf "$tmp"' EXIT
 i=0
 until grep -q '^listening on ' "$tmp/server.out"; do
 	i=$((i + 1))
