@@ -123,16 +123,27 @@ static void rnd_step(void *arg)
 	}
 }
 
-static void rnd_root(void *arg)
+/* Tasks i = 0 .. n-1 running fn((void *)i), posted by a root task from
+ * inside the runtime so that all are queued before any runs: posts from
+ * another thread arrive in real time, which no seed (or clock) replays. */
+typedef struct batch {
+	weft_task *tasks;
+	int n;
+	weft_fn fn;
+} batch;
+
+static void post_batch(void *arg)
 {
-	(void)arg;
-	for (int i = 0; i < RND_TASKS; i++) {
-		WT_CHECK_RC(0, weft_task_init(&rnd_tasks[i], rnd_step, (void *)(intptr_t)i));
-		WT_CHECK_RC(0, weft_post(weft_rt_current(), &rnd_tasks[i]));
+	batch *b = arg;
+	for (int i = 0; i < b->n; i++) {
+		WT_CHECK_RC(0, weft_task_init(&b->tasks[i], b->fn, (void *)(intptr_t)i));
+		WT_CHECK_RC(0, weft_post(weft_rt_current(), &b->tasks[i]));
 	}
 }
 
-static void random_run(uint64_t seed, int *trace)
+/* Runs the batch to its end on the fibers model under random with seed
+ * (0: weft picks one, which the statistics must show). */
+static void run_random(uint64_t seed, batch *b)
 {
 	weft_config cfg;
 	wt_config(&cfg);
@@ -143,14 +154,19 @@ static void random_run(uint64_t seed, int *trace)
 	weft_stats st;
 	assert_rc(0, weft_stats_get(rt, &st));
 	assert_true(seed ? st.seed == seed : st.seed != 0);
-	rnd_n = 0;
 	weft_task root;
-	assert_rc(0, weft_task_init(&root, rnd_root, NULL));
+	assert_rc(0, weft_task_init(&root, post_batch, b));
 	assert_rc(0, weft_post(rt, &root));
 	assert_rc(0, weft_wait_all(rt));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+static void random_run(uint64_t seed, int *trace)
+{
+	rnd_n = 0;
+	run_random(seed, &(batch){rnd_tasks, RND_TASKS, rnd_step});
 	assert_int_equal(rnd_n, RND_TASKS * RND_STEPS);
 	memcpy(trace, rnd_trace, sizeof(int) * RND_TASKS * RND_STEPS);
-	assert_rc(0, weft_rt_destroy(rt));
 }
 
 static void random_replay(void)
@@ -204,33 +220,12 @@ static void virtual_sleeper(void *arg)
 
 static weft_task vs_tasks[VS_FIBERS];
 
-/* Posting from inside the runtime queues every sleeper before any runs:
- * posts from another thread arrive in real time, which no clock replays. */
-static void post_sleepers(void *arg)
-{
-	(void)arg;
-	for (int i = 0; i < VS_FIBERS; i++) {
-		WT_CHECK_RC(0, weft_task_init(&vs_tasks[i], virtual_sleeper, (void *)(intptr_t)i));
-		WT_CHECK_RC(0, weft_post(weft_rt_current(), &vs_tasks[i]));
-	}
-}
-
 static void virtual_run(uint64_t seed, int *trace)
 {
-	weft_config cfg;
-	wt_config(&cfg);
-	cfg.model = WEFT_MODEL_FIBERS;
-	cfg.policy = WEFT_POLICY_RANDOM;
-	cfg.seed = seed;
-	weft_rt *rt = wt_create(&cfg);
 	vs_n = 0;
-	weft_task root;
-	assert_rc(0, weft_task_init(&root, post_sleepers, NULL));
-	assert_rc(0, weft_post(rt, &root));
-	assert_rc(0, weft_wait_all(rt));
+	run_random(seed, &(batch){vs_tasks, VS_FIBERS, virtual_sleeper});
 	assert_int_equal(vs_n, VS_FIBERS * VS_ROUNDS);
 	memcpy(trace, vs_trace, sizeof(vs_trace));
-	assert_rc(0, weft_rt_destroy(rt));
 }
 
 static void virtual_clock(void)

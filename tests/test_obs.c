@@ -155,7 +155,6 @@ static void stats_off(void)
 /* ------------------------------------------------------------ trace */
 
 enum { TRACE_TASKS = 300 };
-static weft_sem trace_sem;
 
 static void traced_task(void *arg)
 {
@@ -287,7 +286,6 @@ static void trace_off_and_bad_path(void)
 	assert_rc(0, weft_rt_destroy(rt));
 	const char *err = wt_capture_end();
 	assert_non_null(strstr(err, "cannot write the trace to /nonexistent-dir/trace.json"));
-	(void)trace_sem;
 }
 
 WT_CASES(WT_CASE(latency_histograms), WT_CASE(latency_histograms_fibers), WT_CASE(stats_off),

@@ -501,8 +501,8 @@ int main(int argc, char **argv)
 	probe p;
 	memset(&p, 0, sizeof(p));
 	p.reps = 0;
-	const experiment *todo[NEXP];
-	int ntodo = 0, all = 0, list = 0;
+	const experiment *selected[NEXP];
+	int nselected = 0, all = 0, list = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -547,8 +547,8 @@ int main(int argc, char **argv)
 				return bad_usage("unknown experiment '%s' (`" PROBE_NAME
 				                 " list` names them)",
 				                 a);
-			if (ntodo < NEXP)
-				todo[ntodo++] = e;
+			if (nselected < NEXP)
+				selected[nselected++] = e;
 		}
 	}
 	if (list) {
@@ -557,13 +557,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (all) {
-		ntodo = 0;
+		nselected = 0;
 		for (int i = 0; i < NEXP; i++)
-			todo[ntodo++] = &experiments[i];
+			selected[nselected++] = &experiments[i];
 		if (!p.report)
 			p.report = "weft-probe-report.md";
 	}
-	if (ntodo == 0) {
+	if (nselected == 0) {
 		fprintf(stderr, PROBE_NAME ": no experiment given\n");
 		usage(stderr);
 		return 2;
@@ -586,12 +586,12 @@ int main(int argc, char **argv)
 	else
 		printf(PROBE_NAME ": %d experiment(s), %d repetition(s) each%s, %d CPU(s) "
 		                  "allowed\n",
-		       ntodo, p.reps, p.quick ? ", quick sizes" : "", p.ncpus);
+		       nselected, p.reps, p.quick ? ", quick sizes" : "", p.ncpus);
 
 	load_start = loadavg();
 	double t0 = probe_now_ns();
-	for (int i = 0; i < ntodo; i++)
-		if (run_experiment(&p, todo[i]) != 0)
+	for (int i = 0; i < nselected; i++)
+		if (run_experiment(&p, selected[i]) != 0)
 			return 1;
 	double total = (probe_now_ns() - t0) / 1e9;
 
