@@ -94,10 +94,7 @@ static void mutex_run(const peers_opts *o, int threads, const std::vector<unsign
 	for (auto &f : fs)
 		f.join();
 	double ns = peers_now_ns() - t0;
-	if (res != peers_mutex_expect(n))
-		peers_die(PROG, "mutex: wrong sum");
-	std::string name = "mutex-t" + std::to_string(threads);
-	peers_emit(o, name.c_str(), "boost-fiber", n, ns);
+	peers_mutex_report(PROG, o, threads, "boost-fiber", res, ns);
 }
 
 int main(int argc, char **argv)

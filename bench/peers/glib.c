@@ -68,7 +68,6 @@ static gpointer mx_thread(gpointer arg)
 
 static void mutex_run(const peers_opts *o, int threads)
 {
-	char name[32];
 	GThread *th[PEERS_MUTEX_T2];
 	mx_arg args[PEERS_MUTEX_T2];
 	mx_res = 0;
@@ -80,10 +79,7 @@ static void mutex_run(const peers_opts *o, int threads)
 	for (int i = 0; i < threads; i++)
 		g_thread_join(th[i]);
 	double ns = peers_now_ns() - t0;
-	if (mx_res != peers_mutex_expect(o->mutex_n))
-		peers_die(PROG, "mutex: wrong sum");
-	snprintf(name, sizeof(name), "mutex-t%d", threads);
-	peers_emit(o, name, "glib", o->mutex_n, ns);
+	peers_mutex_report(PROG, o, threads, "glib", mx_res, ns);
 }
 
 int main(int argc, char **argv)

@@ -97,10 +97,7 @@ static void mutex_run(const peers_opts *o, int threads, const std::vector<unsign
 	}
 	double ns = peers_now_ns() - t0;
 	omp_destroy_lock(&lock);
-	if (res != peers_mutex_expect(n))
-		peers_die(PROG, "mutex: wrong sum");
-	std::string name = "mutex-t" + std::to_string(threads);
-	peers_emit(o, name.c_str(), "openmp", n, ns);
+	peers_mutex_report(PROG, o, threads, "openmp", res, ns);
 }
 
 int main(int argc, char **argv)

@@ -166,4 +166,17 @@ static inline unsigned peers_mutex_expect(long n)
 	return sum;
 }
 
+/* The end of every library's mutex run: fails loudly unless the threads
+ * added up to the expected sum, then emits the line of workload
+ * mutex-t<threads>. */
+static inline void peers_mutex_report(const char *prog, const peers_opts *o, int threads,
+                                      const char *lib, unsigned sum, double ns)
+{
+	if (sum != peers_mutex_expect(o->mutex_n))
+		peers_die(prog, "mutex: wrong sum");
+	char name[32];
+	snprintf(name, sizeof(name), "mutex-t%d", threads);
+	peers_emit(o, name, lib, o->mutex_n, ns);
+}
+
 #endif

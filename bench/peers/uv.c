@@ -69,7 +69,6 @@ static void mx_thread(void *arg)
 
 static void mutex_run(const peers_opts *o, int threads)
 {
-	char name[32];
 	uv_thread_t th[PEERS_MUTEX_T2];
 	mx_arg args[PEERS_MUTEX_T2];
 	mx_res = 0;
@@ -82,10 +81,7 @@ static void mutex_run(const peers_opts *o, int threads)
 	for (int i = 0; i < threads; i++)
 		uv_thread_join(&th[i]);
 	double ns = peers_now_ns() - t0;
-	if (mx_res != peers_mutex_expect(o->mutex_n))
-		peers_die(PROG, "mutex: wrong sum");
-	snprintf(name, sizeof(name), "mutex-t%d", threads);
-	peers_emit(o, name, "libuv", o->mutex_n, ns);
+	peers_mutex_report(PROG, o, threads, "libuv", mx_res, ns);
 }
 
 int main(int argc, char **argv)

@@ -270,9 +270,8 @@ static void *mx_thread(void *arg)
 }
 
 /* lib: "weft" (threads model), "weft-fibers", or "pthread". */
-static void mutex_run(const peers_opts *o, int threads, const char *lib, unsigned expect)
+static void mutex_run(const peers_opts *o, int threads, const char *lib)
 {
-	char name[32];
 	mx_arg *args = xcalloc((size_t)threads, sizeof(*args));
 	int kind = lib[0] == 'p';
 	for (int i = 0; i < threads; i++)
@@ -304,17 +303,13 @@ static void mutex_run(const peers_opts *o, int threads, const char *lib, unsigne
 		free(t);
 	}
 	free(args);
-	if (mx_res != expect)
-		peers_die(PROG, "mutex: wrong sum");
-	snprintf(name, sizeof(name), "mutex-t%d", threads);
-	peers_emit(o, name, lib, o->mutex_n, ns);
+	peers_mutex_report(PROG, o, threads, lib, mx_res, ns);
 }
 
 static void mutex_all(const peers_opts *o)
 {
 	static const int ts[] = {PEERS_MUTEX_T1, PEERS_MUTEX_T2};
 	static const char *const libs[] = {"weft", "weft-fibers", "pthread"};
-	unsigned expect = peers_mutex_expect(o->mutex_n);
 	mx_r = xcalloc((size_t)o->mutex_n, sizeof(*mx_r));
 	mx_s = xcalloc((size_t)o->mutex_n, sizeof(*mx_s));
 	for (long i = 0; i < o->mutex_n; i++)
@@ -325,7 +320,7 @@ static void mutex_all(const peers_opts *o)
 		if (!peers_want(o, name))
 			continue;
 		for (int li = 0; li < 3; li++)
-			mutex_run(o, ts[ti], libs[li], expect);
+			mutex_run(o, ts[ti], libs[li]);
 	}
 	free(mx_r);
 	free(mx_s);
