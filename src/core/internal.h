@@ -214,6 +214,15 @@ typedef struct weft__thread_ctx {
  * struct is small enough for the static TLS space glibc keeps for dlopen. */
 extern _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec")));
 
+/* The per-worker slot of rt that the calling thread writes to: its worker
+ * index when it is one of rt's workers, else `shared` (statistics and
+ * traces keep one extra slot for every other thread). */
+static inline int weft__slot_of(const weft_rt *rt, int shared)
+{
+	int i = weft__tls.index;
+	return weft__tls.rt == rt && i >= 0 && i < shared ? i : shared;
+}
+
 /* weft__run_task runs t on the calling worker (or, when the runtime is
  * cancelling, discards it), then publishes its completion to weft_wait and
  * its group. Returns false when the task was discarded. After it returns the

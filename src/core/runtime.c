@@ -179,9 +179,10 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 		return WEFT_EFULL;
 	}
 	t->group_ = g;
-	if (rt->latency || rt->trace)
+	if (rt->latency || rt->trace) { /* observed: one test when not */
 		t->posted_ns_ = weft__latency_now();
-	weft__trace(rt, WEFT__TRACE_POST, t, false);
+		weft__trace(rt, WEFT__TRACE_POST, t, false);
+	}
 	WEFT__PROBE2(task__post, t, rt);
 	t->quanta_ = 0;
 	t->epoch_ = 0; /* mlfq: a new arrival, placed by its priority */

@@ -52,15 +52,13 @@ static inline void weft__latency_record(weft_rt *rt, weft_latency kind, int64_t 
 	unsigned b = weft__latency_bucket(ns);
 	if (b >= WEFT_LATENCY_BUCKETS)
 		b = WEFT_LATENCY_BUCKETS - 1;
-	int i = weft__tls.index;
-	if (weft__tls.rt == rt && i >= 0 && i < l->slots - 1) {
-		_Atomic uint64_t *c = &l->slot[i].bucket[kind][b];
+	int i = weft__slot_of(rt, l->slots - 1);
+	_Atomic uint64_t *c = &l->slot[i].bucket[kind][b];
+	if (i < l->slots - 1) /* the worker's own: a plain increment */
 		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
 		                      memory_order_relaxed);
-	} else {
-		atomic_fetch_add_explicit(&l->slot[l->slots - 1].bucket[kind][b], 1,
-		                          memory_order_relaxed);
-	}
+	else
+		atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
 /* Worker time accounting, when statistics are on (no-ops otherwise). A
