@@ -267,20 +267,30 @@ static void report_error(const input_t *in, uint64_t line0, unsigned col, const 
 		        msg);
 }
 
-static int grid_from_file(const char *name)
+/* Opens a grid file and detects its format; reports bad input (with its
+ * line and column) and returns 2, or returns 0 with in open. */
+static int open_grids(const char *name, input_t *in, sudoku_format *fmt)
 {
-	input_t in;
-	if (open_input(name, &in) != 0)
+	if (open_input(name, in) != 0)
 		return 2;
 	uint64_t line;
 	unsigned col;
 	char msg[96];
-	sudoku_format fmt = sudoku_detect(in.data, in.len, &line, &col, msg, sizeof(msg));
-	if (fmt == SUDOKU_FORMAT_NONE) {
-		report_error(&in, line, col, msg);
-		close_input(&in);
+	*fmt = sudoku_detect(in->data, in->len, &line, &col, msg, sizeof(msg));
+	if (*fmt == SUDOKU_FORMAT_NONE) {
+		report_error(in, line, col, msg);
+		close_input(in);
 		return 2;
 	}
+	return 0;
+}
+
+static int grid_from_file(const char *name)
+{
+	input_t in;
+	sudoku_format fmt;
+	if (open_grids(name, &in, &fmt) != 0)
+		return 2;
 	uint8_t cells[81];
 	sudoku_chunk c = {.buf = in.data, .len = in.len, .begin = 0, .end = in.len, .fmt = fmt};
 	c.first = cells;
@@ -333,17 +343,9 @@ static int batch(const char *name, bool quiet)
 {
 	double t0 = cli_now_ms();
 	input_t in;
-	if (open_input(name, &in) != 0)
+	sudoku_format fmt;
+	if (open_grids(name, &in, &fmt) != 0)
 		return 2;
-	uint64_t line;
-	unsigned col;
-	char msg[96];
-	sudoku_format fmt = sudoku_detect(in.data, in.len, &line, &col, msg, sizeof(msg));
-	if (fmt == SUDOKU_FORMAT_NONE) {
-		report_error(&in, line, col, msg);
-		close_input(&in);
-		return 2;
-	}
 
 	weft_rt *rt;
 	weft_config cfg;
