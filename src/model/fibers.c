@@ -286,9 +286,11 @@ static void run(fibers *m, weft_task *t)
 		atomic_store_explicit(&m->finished, m->finished + 1, memory_order_release);
 	} else if (s == READY || s == READY_WOKEN) {
 		weft__readyq_push(&m->ready, t); /* yielded or preempted */
-	} else if (s == PARKING) {
+	} else if (s == PARKING || s == WOKEN) {
+		/* WOKEN: an unpark landed between the fiber's RUNNING ->
+		 * PARKING and the load above; it must run again. */
 		int parking = PARKING;
-		if (!atomic_compare_exchange_strong(&f->state, &parking, PARKED)) {
+		if (s == WOKEN || !atomic_compare_exchange_strong(&f->state, &parking, PARKED)) {
 			atomic_store(&f->state, READY); /* woken before it got here */
 			weft__readyq_push(&m->ready, t);
 		}
