@@ -9,6 +9,14 @@
 //   ctx-switch     a boost::context::fiber and the main context resume
 //                  each other (ns per switch, one way)
 //   mutex-tT       T fibers, a boost::fibers::mutex around every addition
+//   fib-tree       every call with n >= 2 constructs two fibers for
+//                  fib(n-1) and fib(n-2) and joins both
+//   spawn-join     inside a fiber: construct an empty fiber, join it, N
+//                  times (fiber-create from a fiber instead of main's
+//                  context)
+//   pingpong       two fibers, two boost::fibers::unbuffered_channel<long>;
+//                  one thread, so like weft-fibers it measures a park and a
+//                  switch, not a wake-up across threads
 #include <boost/context/fiber.hpp>
 #include <boost/fiber/all.hpp>
 
@@ -97,6 +105,81 @@ static void mutex_run(const peers_opts *o, int threads, const std::vector<unsign
 	peers_mutex_report(PROG, o, threads, "boost-fiber", res, ns);
 }
 
+static long fib_call(int n)
+{
+	if (n < 2)
+		return n;
+	long a = 0, b = 0;
+	boost::fibers::fiber fa([&a, n] { a = fib_call(n - 1); });
+	boost::fibers::fiber fb([&b, n] { b = fib_call(n - 2); });
+	fa.join();
+	fb.join();
+	return a + b;
+}
+
+static void fib_tree(const peers_opts *o)
+{
+	long v = 0;
+	int n = o->fib_n;
+	double t0 = peers_now_ns();
+	boost::fibers::fiber root([&v, n] { v = fib_call(n); });
+	root.join();
+	double ns = peers_now_ns() - t0;
+	if (v != peers_fib(n))
+		peers_die(PROG, "fib-tree: wrong value");
+	peers_emit(o, "fib-tree", "boost-fiber", peers_fib_calls(n), ns);
+}
+
+static void spawn_join(const peers_opts *o)
+{
+	long n = o->join_n, ran = 0;
+	double ns = 0;
+	boost::fibers::fiber outer([&] {
+		double t0 = peers_now_ns();
+		for (long i = 0; i < n; i++) {
+			boost::fibers::fiber f([&ran] { ran++; });
+			f.join();
+		}
+		ns = peers_now_ns() - t0;
+	});
+	outer.join();
+	if (ran != n)
+		peers_die(PROG, "spawn-join: wrong number of children");
+	peers_emit(o, "spawn-join", "boost-fiber", n, ns);
+}
+
+static void pingpong(const peers_opts *o)
+{
+	using chan = boost::fibers::unbuffered_channel<long>;
+	chan there, back;
+	long n = o->ping_n, bad = 0;
+	double ns = 0;
+	boost::fibers::fiber a([&] {
+		double t0 = peers_now_ns();
+		for (long i = 0; i < n; i++) {
+			long w = 0;
+			if (there.push(i) != boost::fibers::channel_op_status::success ||
+			    back.pop(w) != boost::fibers::channel_op_status::success)
+				peers_die(PROG, "pingpong: channel failed");
+			bad += w != i + 1;
+		}
+		ns = peers_now_ns() - t0;
+	});
+	boost::fibers::fiber b([&] {
+		for (long i = 0; i < n; i++) {
+			long v = 0;
+			if (there.pop(v) != boost::fibers::channel_op_status::success ||
+			    back.push(v + 1) != boost::fibers::channel_op_status::success)
+				peers_die(PROG, "pingpong: channel failed");
+		}
+	});
+	a.join();
+	b.join();
+	if (bad != 0)
+		peers_die(PROG, "pingpong: wrong reply");
+	peers_emit(o, "pingpong", "boost-fiber", n, ns);
+}
+
 int main(int argc, char **argv)
 {
 	peers_opts o = peers_parse(PROG, argc, argv);
@@ -112,5 +195,11 @@ int main(int argc, char **argv)
 	for (int t : {PEERS_MUTEX_T1, PEERS_MUTEX_T2})
 		if (peers_want(&o, ("mutex-t" + std::to_string(t)).c_str()))
 			mutex_run(&o, t, r);
+	if (peers_want(&o, "fib-tree"))
+		fib_tree(&o);
+	if (peers_want(&o, "spawn-join"))
+		spawn_join(&o);
+	if (peers_want(&o, "pingpong"))
+		pingpong(&o);
 	return 0;
 }

@@ -10,6 +10,14 @@
 //   psort          __gnu_parallel::sort (multiway mergesort, OpenMP threads)
 //   mutex-tT       a parallel region of T threads, omp_set_lock /
 //                  omp_unset_lock around every addition
+//   fib-tree       one thread of a parallel region calls fib(n) as an
+//                  `omp task`; every call with n >= 2 makes two `omp task`s
+//                  and `omp taskwait`s (a waiting thread runs queued tasks;
+//                  past 64 queued per thread libgomp runs new ones at once)
+//   spawn-join     inside one `omp task`: `omp task` of an empty function,
+//                  `omp taskwait`, N times
+//   pingpong       not here: OpenMP has no channel, and tasks that block on
+//                  one another are outside its model
 //
 // Worker threads: OpenMP's default, one per CPU (OMP_NUM_THREADS unset).
 #include <omp.h>
@@ -100,6 +108,72 @@ static void mutex_run(const peers_opts *o, int threads, const std::vector<unsign
 	peers_mutex_report(PROG, o, threads, "openmp", res, ns);
 }
 
+static long fib_call(int n)
+{
+	if (n < 2)
+		return n;
+	long a = 0, b = 0;
+#pragma omp task shared(a)
+	a = fib_call(n - 1);
+#pragma omp task shared(b)
+	b = fib_call(n - 2);
+#pragma omp taskwait
+	return a + b;
+}
+
+static void fib_tree(const peers_opts *o)
+{
+	long v = 0;
+	int n = o->fib_n;
+	double t0 = 0, t1 = 0;
+#pragma omp parallel
+#pragma omp single
+	{
+		t0 = peers_now_ns();
+#pragma omp task shared(v)
+		v = fib_call(n);
+#pragma omp taskwait
+		t1 = peers_now_ns();
+	}
+	if (v != peers_fib(n))
+		peers_die(PROG, "fib-tree: wrong value");
+	peers_emit(o, "fib-tree", "openmp", peers_fib_calls(n), t1 - t0);
+}
+
+// Counted by the children; the parent reads it after the last taskwait.
+static long join_ran;
+
+__attribute__((noinline)) static void join_child()
+{
+#pragma omp atomic
+	join_ran++;
+}
+
+static void spawn_join(const peers_opts *o)
+{
+	long n = o->join_n;
+	double ns = 0;
+	join_ran = 0;
+#pragma omp parallel
+#pragma omp single
+	{
+#pragma omp task shared(ns)
+		{
+			double t0 = peers_now_ns();
+			for (long i = 0; i < n; i++) {
+#pragma omp task
+				join_child();
+#pragma omp taskwait
+			}
+			ns = peers_now_ns() - t0;
+		}
+#pragma omp taskwait
+	}
+	if (join_ran != n)
+		peers_die(PROG, "spawn-join: wrong number of children");
+	peers_emit(o, "spawn-join", "openmp", n, ns);
+}
+
 int main(int argc, char **argv)
 {
 	peers_opts o = peers_parse(PROG, argc, argv);
@@ -115,5 +189,9 @@ int main(int argc, char **argv)
 	for (int t : {PEERS_MUTEX_T1, PEERS_MUTEX_T2})
 		if (peers_want(&o, ("mutex-t" + std::to_string(t)).c_str()))
 			mutex_run(&o, t, r);
+	if (peers_want(&o, "fib-tree"))
+		fib_tree(&o);
+	if (peers_want(&o, "spawn-join"))
+		spawn_join(&o);
 	return 0;
 }

@@ -13,6 +13,7 @@
  *   --small        tiny sizes: checks that everything runs (numbers mean
  *                  nothing)
  *   --sort-n N     ints to sort (default 50,000,000)
+ *   --fib-n N      fib-tree's n (default 25; 15 with --small)
  *   --only W       run only workload W (a name below)
  *
  * The workloads (the unit is what ns_per_op divides by):
@@ -32,6 +33,21 @@
  *   mutex-tT       seed 004's vector_multiply: T threads (or tasks, or
  *                  fibers) take a mutex, add one product, release it;
  *                  MUTEX_N pairs in all (ns per lock/add/unlock pair)
+ *   fib-tree       fib(FIB_N) as a spawn tree with no sequential cutoff:
+ *                  every call with n >= 2 spawns fib(n-1) and fib(n-2) as
+ *                  tasks and joins both; the root is a task too (ns per
+ *                  call; calls = 2 * fib(n+1) - 1, checked with the value)
+ *   spawn-join     from inside a task (never the main thread), spawn one
+ *                  empty task and join it, JOIN_N times in a row (ns per
+ *                  spawn+join)
+ *   pingpong       two tasks (fibers, goroutines) exchange a counter over
+ *                  two unbuffered (or capacity-1) channels, PING_N round
+ *                  trips, on a runtime of 2 workers; where the runtime can
+ *                  place them, on different workers (ns per round trip)
+ *
+ * Every workload checks its result and the driver exits non-zero when one
+ * is wrong. Drivers in other languages (go/, rust/, java/) take the same
+ * options, use the same sizes and print the same lines.
  *
  * Worker threads: as many as the CPUs the process may use, for every
  * library (each library's own default, except libuv, whose pool run.sh sizes
@@ -55,12 +71,20 @@ typedef struct peers_opts {
 	long ctx_n;      /* ctx-switch round trips */
 	long sort_n;     /* psort ints */
 	long mutex_n;    /* mutex pairs in all */
+	int fib_n;       /* fib-tree's n */
+	long join_n;     /* spawn-join spawns */
+	long ping_n;     /* pingpong round trips */
 	const char *only;
 } peers_opts;
 
 /* The thread counts of the mutex workload (seed 004 ran 2 by default). */
 #define PEERS_MUTEX_T1 2
 #define PEERS_MUTEX_T2 8
+
+/* fib-tree's largest n: n = 40 is already 331 million calls, far beyond a
+ * sensible run, and its value and call count still fit in 32 bits, so
+ * every driver may count them in an int. */
+#define PEERS_FIB_N_MAX 40
 
 static inline double peers_now_ns(void)
 {
@@ -90,7 +114,7 @@ static inline peers_opts peers_parse(const char *prog, int argc, char **argv)
 {
 	peers_opts o;
 	int small = 0;
-	long sort_n = 50000000;
+	long sort_n = 50000000, fib_n = 0;
 	o.rep = 1;
 	o.only = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -103,12 +127,18 @@ static inline peers_opts peers_parse(const char *prog, int argc, char **argv)
 		} else if (strcmp(a, "--sort-n") == 0) {
 			sort_n = peers_count(prog, a, v);
 			i++;
+		} else if (strcmp(a, "--fib-n") == 0) {
+			fib_n = peers_count(prog, a, v);
+			if (fib_n > PEERS_FIB_N_MAX)
+				peers_die(prog, "--fib-n is at most 40");
+			i++;
 		} else if (strcmp(a, "--only") == 0 && v) {
 			o.only = v;
 			i++;
 		} else {
 			fprintf(stderr,
-			        "usage: %s [--rep R] [--small] [--sort-n N] [--only WORKLOAD]\n",
+			        "usage: %s [--rep R] [--small] [--sort-n N] [--fib-n N] "
+			        "[--only WORKLOAD]\n",
 			        prog);
 			exit(2);
 		}
@@ -121,7 +151,28 @@ static inline peers_opts peers_parse(const char *prog, int argc, char **argv)
 	o.ctx_n = small ? 2000 : 10000000;
 	o.sort_n = small && sort_n == 50000000 ? 100000 : sort_n;
 	o.mutex_n = small ? 20000 : 3000000;
+	o.fib_n = fib_n ? (int)fib_n : small ? 15 : 25;
+	o.join_n = small ? 2000 : 200000;
+	o.ping_n = small ? 2000 : 100000;
 	return o;
+}
+
+/* fib(n) by iteration, what every fib-tree run must produce. */
+static inline long peers_fib(int n)
+{
+	long a = 0, b = 1;
+	for (int i = 0; i < n; i++) {
+		long c = a + b;
+		a = b;
+		b = c;
+	}
+	return a;
+}
+
+/* The number of calls (tasks) in fib-tree for n: 2 * fib(n+1) - 1. */
+static inline long peers_fib_calls(int n)
+{
+	return 2 * peers_fib(n + 1) - 1;
 }
 
 /* Whether workload w is to run. */

@@ -5,6 +5,14 @@
 //   psort          tbb::parallel_sort of a std::vector<int32_t>
 //   mutex-tT       T tasks in a task_group, each taking a tbb::mutex (oneTBB's
 //                  adaptive mutex) around every addition
+//   fib-tree       every call with n >= 2 makes a tbb::task_group, run()s
+//                  fib(n-1) and fib(n-2) in it and wait()s (a waiting thread
+//                  runs other tasks meanwhile: no deadlock)
+//   spawn-join     inside one task of a task_group: a task_group per
+//                  iteration, run() an empty lambda, wait()
+//   pingpong       not here: TBB has no blocking channel between tasks
+//                  (a concurrent_bounded_queue would block the worker
+//                  thread, which is pthread ping-pong)
 //
 // Worker threads: TBB's default, one per CPU the process may use.
 #include <oneapi/tbb/blocked_range.h>
@@ -82,6 +90,53 @@ static void mutex_run(const peers_opts *o, int threads, const std::vector<unsign
 	peers_mutex_report(PROG, o, threads, "tbb", res, ns);
 }
 
+// One call of the tree; the task_group is the call's own, as a user writes.
+static long fib_call(int n)
+{
+	if (n < 2)
+		return n;
+	long a = 0, b = 0;
+	tbb::task_group g;
+	g.run([&a, n] { a = fib_call(n - 1); });
+	g.run([&b, n] { b = fib_call(n - 2); });
+	g.wait();
+	return a + b;
+}
+
+static void fib_tree(const peers_opts *o)
+{
+	long v = 0;
+	int n = o->fib_n;
+	double t0 = peers_now_ns();
+	tbb::task_group root; // the root call is a task too, as in every driver
+	root.run([&v, n] { v = fib_call(n); });
+	root.wait();
+	double ns = peers_now_ns() - t0;
+	if (v != peers_fib(n))
+		peers_die(PROG, "fib-tree: wrong value");
+	peers_emit(o, "fib-tree", "tbb", peers_fib_calls(n), ns);
+}
+
+static void spawn_join(const peers_opts *o)
+{
+	long n = o->join_n, ran = 0;
+	double ns = 0;
+	tbb::task_group outer;
+	outer.run([&] {
+		double t0 = peers_now_ns();
+		for (long i = 0; i < n; i++) {
+			tbb::task_group g;
+			g.run([&ran] { ran++; });
+			g.wait();
+		}
+		ns = peers_now_ns() - t0;
+	});
+	outer.wait();
+	if (ran != n)
+		peers_die(PROG, "spawn-join: wrong number of children");
+	peers_emit(o, "spawn-join", "tbb", n, ns);
+}
+
 int main(int argc, char **argv)
 {
 	peers_opts o = peers_parse(PROG, argc, argv);
@@ -97,5 +152,9 @@ int main(int argc, char **argv)
 	for (int t : {PEERS_MUTEX_T1, PEERS_MUTEX_T2})
 		if (peers_want(&o, ("mutex-t" + std::to_string(t)).c_str()))
 			mutex_run(&o, t, r);
+	if (peers_want(&o, "fib-tree"))
+		fib_tree(&o);
+	if (peers_want(&o, "spawn-join"))
+		spawn_join(&o);
 	return 0;
 }
