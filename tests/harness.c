@@ -230,6 +230,25 @@ weft_rt *wt_create(const weft_config *cfg)
 	return rt;
 }
 
+int wt_workers(const weft_rt *rt)
+{
+	weft_config eff;
+	assert_rc(0, weft_rt_config(rt, &eff));
+	assert_true(eff.workers >= 1);
+	return eff.workers;
+}
+
+bool wt_fiber_model(void)
+{
+	return wt.model != WEFT_MODEL_THREADS && wt.model != WEFT_MODEL_SPAWN;
+}
+
+int wt_blockers(const weft_rt *rt)
+{
+	int w = wt_workers(rt);
+	return wt_fiber_model() ? 4 * w : w;
+}
+
 /* ------------------------------------------------------------ gates */
 
 void wt_gate_init(wt_gate *g)

@@ -76,6 +76,35 @@ void wt_config(weft_config *cfg);
 /* wt_create creates a runtime and asserts success. */
 weft_rt *wt_create(const weft_config *cfg);
 
+/* wt_workers returns the number of workers rt really has (weft_rt_config),
+ * which need not be the number asked for: `fibers` runs every task on one
+ * worker whatever the configuration says. Use it, never wt.workers, wherever
+ * a case holds every worker busy, expects that many tasks to run at once or
+ * bounds weft_worker_index(). Main thread only (it asserts). */
+int wt_workers(const weft_rt *rt);
+
+/* wt_fiber_model is true when the command line's model runs tasks as fibers
+ * (every model but `threads` and `spawn`: `fibers`, and `mn` when it comes):
+ * there weft's blocking calls (weft_wait, weft_group_wait, weft_sleep_ns,
+ * weft_wait_fd, the primitives of weft/sync.h) park the task and its worker
+ * runs others, where a kernel-thread model blocks the worker. */
+bool wt_fiber_model(void);
+
+/* wt_blockers returns how many of rt's tasks may sit in weft's blocking
+ * calls at once while more tasks still need to run: every worker under a
+ * kernel-thread model, more under a fiber model, where blocked tasks park
+ * (four per worker: enough to make a worker switch among parked tasks). */
+int wt_blockers(const weft_rt *rt);
+
+/* WT_SKIP(fmt, ...) says why on the log and skips the case (cmocka skip();
+ * ctest reports it as skipped). Main thread only. */
+#define WT_SKIP(...)                                   \
+	do {                                           \
+		print_message("[ skip     ] " __VA_ARGS__); \
+		print_message("\n");                    \
+		skip();                                \
+	} while (0)
+
 /* Seconds on the monotonic clock. */
 double wt_now(void);
 void wt_sleep_ms(int ms);
@@ -132,7 +161,10 @@ uint64_t wt_rand_below(uint64_t *state, uint64_t n);
 
 /* A gate holds workers busy: each gate task counts itself started (and
  * records its worker index), then waits for a permit. wt_gate_release hands
- * out permits, one per task to let go. */
+ * out permits, one per task to let go. The wait is on a pthread condition
+ * variable on purpose: it holds the worker under every model, fibers
+ * included (a fiber parked in a weft primitive would free it), so hold at
+ * most wt_workers(rt) gates at once. */
 #define WT_GATE_MAX 64
 
 typedef struct wt_gate {

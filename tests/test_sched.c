@@ -60,11 +60,6 @@ static weft_rt *create_with(weft_policy policy, long capacity)
 	return wt_create(&cfg);
 }
 
-static int W(void)
-{
-	return wt.workers;
-}
-
 /* ------------------------------------------------------------ order */
 
 /* Tasks record the order in which they start. Every PARENT_EVERY-th task
@@ -122,10 +117,11 @@ static ctask *run_ordered(weft_policy policy, int n, int *nkids)
 {
 	uint64_t rng = wt_seed();
 	weft_rt *rt = create_with(policy, 0);
+	int nw = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 
 	int kids = 0;
 	for (int i = 0; i < n; i++)
@@ -154,8 +150,8 @@ static ctask *run_ordered(weft_policy policy, int n, int *nkids)
 	if (!wt_poll(order_all_ran, &all))
 		fail_msg("only %d of %d tasks ran", atomic_load(&order_pos), all);
 	/* The other workers were held all along. */
-	assert_int_equal(wt_gate_started(&gate), W());
-	wt_gate_release(&gate, W() - 1);
+	assert_int_equal(wt_gate_started(&gate), nw);
+	wt_gate_release(&gate, nw - 1);
 	assert_rc(0, weft_wait_all(rt));
 	assert_rc(0, weft_rt_destroy(rt));
 	wt_gate_destroy(&gate);
@@ -249,10 +245,11 @@ static void *race_poster(void *arg)
 static void ebusy(void)
 {
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 
 	/* Queued. */
 	ctask c;
@@ -270,7 +267,7 @@ static void ebusy(void)
 	assert_int_equal(weft_task_state_of(&c.t), WEFT_TASK_QUEUED);
 
 	/* Running: the gates. */
-	for (int i = 0; i < W(); i++) {
+	for (int i = 0; i < nw; i++) {
 		assert_int_equal(weft_task_state_of(&gates[i]), WEFT_TASK_RUNNING);
 		assert_rc(WEFT_EBUSY, weft_post(rt, &gates[i]));
 		assert_rc(WEFT_EBUSY, weft_task_set_priority(&gates[i], 1));
@@ -300,7 +297,7 @@ static void ebusy(void)
 	assert_rc(0, weft_task_init(&self_task, self_post_fn, rt));
 	assert_rc(0, weft_post(rt, &self_task));
 
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	assert_rc(0, weft_wait_all(rt));
 	assert_rc(WEFT_EBUSY, atomic_load(&self_rc));
 	assert_int_equal(atomic_load(&c.hits), 1);
@@ -324,6 +321,7 @@ static void full_queue(void)
 	uint64_t rng = wt_seed();
 	long cap = 1 + (long)wt_rand_below(&rng, 16);
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, cap);
+	int nw = wt_workers(rt);
 
 	/* A task that has run once before; refused later, it stays DONE. */
 	ctask done;
@@ -334,9 +332,9 @@ static void full_queue(void)
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 
-	/* Holding W gates with weft_post_wait may have met a full queue. */
+	/* Holding the gates with weft_post_wait may have met a full queue. */
 	weft_stats s;
 	assert_rc(0, weft_stats_get(rt, &s));
 	uint64_t rejected0 = s.rejected;
@@ -363,9 +361,9 @@ static void full_queue(void)
 	assert_rc(WEFT_EINVAL, weft_wait(&rej->t)); /* still never posted */
 	assert_rc(0, weft_stats_get(rt, &s));
 	assert_int_equal(s.rejected, rejected0 + 4);
-	assert_int_equal(s.posted, 1 + (uint64_t)W() + (uint64_t)cap);
+	assert_int_equal(s.posted, 1 + (uint64_t)nw + (uint64_t)cap);
 
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	assert_rc(0, weft_wait_all(rt));
 	assert_hits(c, (int)cap, 1);
 	assert_int_equal(atomic_load(&rej->hits), 0);
@@ -377,7 +375,7 @@ static void full_queue(void)
 	assert_int_equal(atomic_load(&rej->hits), 1);
 	assert_rc(0, weft_wait_all(rt)); /* the counts are exact once quiet */
 	assert_rc(0, weft_stats_get(rt, &s));
-	assert_int_equal(s.posted, 2 + (uint64_t)W() + (uint64_t)cap);
+	assert_int_equal(s.posted, 2 + (uint64_t)nw + (uint64_t)cap);
 	assert_int_equal(s.run, s.posted);
 	assert_int_equal(s.rejected, rejected0 + 4);
 	assert_rc(0, weft_rt_destroy(rt));
@@ -391,10 +389,11 @@ static void unbounded(void)
 	/* Under spawn each queued task later costs a thread: fewer there. */
 	int n = wt.model == WEFT_MODEL_SPAWN ? 5000 : WT_SANITIZER ? 10000 : 50000;
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 	ctask *c = ctasks_new(n);
 	for (int i = 0; i < n; i++)
 		assert_rc(0, weft_post(rt, &c[i].t));
@@ -402,7 +401,7 @@ static void unbounded(void)
 	assert_rc(0, weft_stats_get(rt, &s));
 	assert_int_equal(s.rejected, 0);
 	assert_int_equal(s.queue_capacity, 0);
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	assert_rc(0, weft_wait_all(rt));
 	assert_hits(c, n, 1);
 	assert_rc(0, weft_rt_destroy(rt));
@@ -431,6 +430,7 @@ static void post_wait_blocks(void)
 {
 	enum { CAP = 4, WAITERS = 3 };
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, CAP);
+	int nw = wt_workers(rt);
 	ctask *c = ctasks_new(CAP + WAITERS + 1);
 
 	/* With room it just posts. */
@@ -440,7 +440,7 @@ static void post_wait_blocks(void)
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 	for (int i = 0; i < CAP; i++)
 		assert_rc(0, weft_post(rt, &c[i].t));
 	assert_rc(WEFT_EFULL, weft_post(rt, &c[CAP].t));
@@ -460,7 +460,7 @@ static void post_wait_blocks(void)
 	}
 
 	/* Room appears as the queued tasks start: every waiter gets in. */
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	for (int i = 0; i < WAITERS; i++) {
 		wt_thread_join(th[i]);
 		assert_rc(0, atomic_load(&w[i].rc));
@@ -479,10 +479,11 @@ static void post_wait_rejected(void)
 {
 	enum { CAP = 2 };
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, CAP + WT_GATE_MAX);
+	int nw = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 	ctask *c = ctasks_new(CAP + WT_GATE_MAX + 1);
 	int fill = CAP + WT_GATE_MAX;
 	for (int i = 0; i < fill; i++)
@@ -495,7 +496,7 @@ static void post_wait_rejected(void)
 	pthread_t th;
 	wt_thread_start(&th, post_wait_thread, &w);
 	wt_sleep_ms(50);
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	wt_thread_join(th);
 	assert_rc(0, atomic_load(&w.rc));
 	assert_rc(0, weft_wait_all(rt));
@@ -540,6 +541,7 @@ static void post_wait_deadlk(void)
 {
 	enum { CAP = 2 };
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, CAP);
+	int nw = wt_workers(rt);
 	wt_gate gate, full;
 	wt_gate_init(&gate);
 	wt_gate_init(&full);
@@ -554,15 +556,15 @@ static void post_wait_deadlk(void)
 	assert_rc(0, weft_task_init(&inner_task, inner_fn, NULL));
 	assert_rc(0, weft_post(rt, &inner_task));
 	wt_gate_wait_started(&full, 1);
-	if (W() > 1)
-		wt_gate_hold(rt, &gate, gates, W() - 1);
+	if (nw > 1)
+		wt_gate_hold(rt, &gate, gates, nw - 1);
 	for (int i = 0; i < CAP; i++)
 		assert_rc(0, weft_post(rt, &c[i].t));
 	assert_rc(WEFT_EFULL, weft_post(rt, &c[CAP].t));
 
 	wt_gate_release(&full, 1);
 	assert_rc(0, weft_wait(&inner_task)); /* the others are still held */
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	assert_rc(0, weft_wait_all(rt));
 	assert_rc(WEFT_EDEADLK, atomic_load(&in.rc_wait));
 	/* Every other worker was still held: plain weft_post found it full. */
@@ -670,14 +672,15 @@ typedef struct busy {
 
 static void busy_start(busy *b, weft_rt *rt, int m)
 {
+	int nw = wt_workers(rt);
 	b->m = m;
 	b->c = ctasks_new(m);
-	b->children = ctasks_new(W());
+	b->children = ctasks_new(nw);
 	b->cc = (child_ctx){.rt = rt, .children = b->children};
 	wt_gate_init(&b->gate);
 	b->gate.after = gate_post_child;
 	b->gate.ctx = &b->cc;
-	wt_gate_hold(rt, &b->gate, b->gates, W());
+	wt_gate_hold(rt, &b->gate, b->gates, nw);
 	assert_rc(0, weft_group_init(&b->g));
 	for (int i = 0; i < m; i++) {
 		if (i % 2)
@@ -698,6 +701,7 @@ static void destroy_drain(void)
 {
 	int m = 200;
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
 	busy bz;
 	busy_start(&bz, rt, m);
 
@@ -710,12 +714,12 @@ static void destroy_drain(void)
 	wt_sleep_ms(20);
 	assert_int_equal(atomic_load(&d.done), 0); /* still draining */
 
-	wt_gate_release(&bz.gate, W());
+	wt_gate_release(&bz.gate, nw);
 	wt_thread_join(th);
 	assert_rc(0, atomic_load(&d.rc));
 	assert_int_equal(d.discarded, 0);
 	assert_hits(bz.c, m, 1);
-	assert_hits(bz.children, W(), 1);
+	assert_hits(bz.children, nw, 1);
 	for (int i = 0; i < m; i++)
 		assert_int_equal(weft_task_state_of(&bz.c[i].t), WEFT_TASK_DONE);
 	assert_int_equal(weft_group_pending(&bz.g), 0);
@@ -731,6 +735,7 @@ static void destroy_cancel(void)
 	wt_config(&cfg);
 	cfg.stats = 1; /* destroy prints the final counts */
 	weft_rt *rt = wt_create(&cfg);
+	int nw = wt_workers(rt);
 	busy bz;
 	busy_start(&bz, rt, m);
 	/* Someone sleeps in weft_wait on a queued task. */
@@ -746,7 +751,7 @@ static void destroy_cancel(void)
 	bool cancelling = wt_poll(rt_cancelling, rt);
 	if (cancelling)
 		expect_posts_refused(rt);
-	wt_gate_release(&bz.gate, W());
+	wt_gate_release(&bz.gate, nw);
 	wt_thread_join(th);
 	const char *err = wt_capture_end();
 	assert_true(cancelling);
@@ -755,14 +760,14 @@ static void destroy_cancel(void)
 	assert_rc(0, atomic_load(&d.rc));
 	/* Every queued task, and every child the bz.gates posted, was discarded;
 	 * the bz.gates themselves ran. */
-	assert_int_equal(d.discarded, (size_t)m + (size_t)W());
+	assert_int_equal(d.discarded, (size_t)m + (size_t)nw);
 	assert_hits(bz.c, m, 0);
-	assert_hits(bz.children, W(), 0);
+	assert_hits(bz.children, nw, 0);
 	for (int i = 0; i < m; i++) {
 		assert_int_equal(weft_task_state_of(&bz.c[i].t), WEFT_TASK_CANCELLED);
 		assert_rc(WEFT_ECANCELED, weft_wait(&bz.c[i].t));
 	}
-	for (int i = 0; i < W(); i++) {
+	for (int i = 0; i < nw; i++) {
 		assert_int_equal(weft_task_state_of(&bz.children[i].t), WEFT_TASK_CANCELLED);
 		assert_int_equal(weft_task_state_of(&bz.gates[i]), WEFT_TASK_DONE);
 	}
@@ -779,7 +784,7 @@ static void destroy_cancel(void)
 	                        "cancelled %llu",
 	                        &posted, &run, &rejected, &cancelled),
 	                 4);
-	assert_int_equal(run, (unsigned long long)W());
+	assert_int_equal(run, (unsigned long long)nw);
 	assert_int_equal(cancelled, d.discarded);
 	assert_int_equal(posted, run + cancelled);
 
@@ -838,10 +843,11 @@ static void *poster_thread(void *arg)
 static void destroy_posters(void)
 {
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 
 	_Atomic int go = 0;
 	poster p[POSTERS];
@@ -858,7 +864,7 @@ static void destroy_posters(void)
 	for (int i = 0; i < POSTERS; i++)
 		wt_thread_join(th[i]);
 	assert_int_equal(atomic_load(&d.done), 0);
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	wt_thread_join(dth);
 	assert_rc(0, atomic_load(&d.rc));
 	int total = 0;
@@ -880,6 +886,7 @@ static void destroy_posters(void)
 
 typedef struct inside {
 	weft_rt *rt, *other;
+	int workers; /* rt's */
 	weft_task self;
 	weft_task other_task;
 	_Atomic int other_index;
@@ -899,7 +906,7 @@ static void inside_fn(void *arg)
 	inside *s = arg;
 	WT_CHECK(weft_rt_current() == s->rt);
 	int idx = weft_worker_index();
-	WT_CHECK(idx >= 0 && idx < wt.workers);
+	WT_CHECK(idx >= 0 && idx < s->workers);
 	WT_CHECK(weft_task_state_of(&s->self) == WEFT_TASK_RUNNING);
 	WT_CHECK_RC(WEFT_EDEADLK, weft_wait_all(s->rt));
 	WT_CHECK_RC(WEFT_EDEADLK, weft_rt_destroy(s->rt));
@@ -936,6 +943,7 @@ static void deadlk_inside(void)
 	for (int i = 0; i < N; i++) {
 		memset(&s[i], 0, sizeof(s[i]));
 		s[i].rt = rt;
+		s[i].workers = wt_workers(rt);
 		s[i].other = other;
 		s[i].done_task = &done;
 		atomic_store(&s[i].other_index, -2);
@@ -1031,6 +1039,7 @@ static void wait_all_concurrent(void)
 	enum { WAITERS = 3, N = 64 };
 	int rounds = wt.model == WEFT_MODEL_SPAWN ? 10 : 50;
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
 	ctask *c = ctasks_new(N);
 	wt_gate gate;
 	wt_gate_init(&gate);
@@ -1038,7 +1047,7 @@ static void wait_all_concurrent(void)
 	for (int r = 1; r <= rounds; r++) {
 		bool gated = r % 5 == 1; /* sometimes the waiters surely sleep */
 		if (gated)
-			wt_gate_hold(rt, &gate, gates, W());
+			wt_gate_hold(rt, &gate, gates, nw);
 		for (int i = 0; i < N; i++)
 			assert_rc(0, weft_post(rt, &c[i].t));
 		pthread_barrier_t bar;
@@ -1050,7 +1059,7 @@ static void wait_all_concurrent(void)
 		pthread_barrier_wait(&bar);
 		if (gated) {
 			wt_sleep_ms(5);
-			wt_gate_release(&gate, W());
+			wt_gate_release(&gate, nw);
 		}
 		for (int i = 0; i < WAITERS; i++)
 			wt_thread_join(th[i]);
@@ -1214,12 +1223,13 @@ static void wait_task(void)
 {
 	enum { N = 64, WAITERS = 3 };
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
 	ctask *c = ctasks_new(N);
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
 	for (int round = 0; round < 2; round++) {
-		wt_gate_hold(rt, &gate, gates, W());
+		wt_gate_hold(rt, &gate, gates, nw);
 		for (int i = 0; i < N; i++)
 			assert_rc(0, weft_post(rt, &c[i].t));
 		/* Several threads sleep in weft_wait on the same tasks. */
@@ -1228,7 +1238,7 @@ static void wait_task(void)
 		for (int i = 0; i < WAITERS; i++)
 			wt_thread_start(&th[i], wait_many_thread, &mw);
 		wt_sleep_ms(20);
-		wt_gate_release(&gate, W());
+		wt_gate_release(&gate, nw);
 		for (int i = 0; i < N; i++) {
 			assert_rc(0, weft_wait(&c[i].t));
 			assert_int_equal(atomic_load(&c[i].hits), (unsigned)round + 1);
@@ -1237,7 +1247,7 @@ static void wait_task(void)
 		for (int i = 0; i < WAITERS; i++)
 			wt_thread_join(th[i]);
 		assert_rc(0, weft_wait_all(rt));
-		wt_gate_wait_finished(&gate, (round + 1) * W());
+		wt_gate_wait_finished(&gate, (round + 1) * nw);
 	}
 	assert_rc(0, weft_rt_destroy(rt));
 	wt_gate_destroy(&gate);
@@ -1280,6 +1290,7 @@ static void group(void)
 	enum { N = 50, FANOUT = 3 };
 	int total = N + N * FANOUT + N * FANOUT;
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
 	weft_group g, other;
 	assert_rc(0, weft_group_init(&g));
 	assert_rc(0, weft_group_init(&other));
@@ -1298,7 +1309,7 @@ static void group(void)
 			assert_rc(0, weft_task_init(&c[i].t, group_fn, &c[i]));
 		}
 		atomic_store(&groupctx.next, N);
-		wt_gate_hold(rt, &gate, gates, W());
+		wt_gate_hold(rt, &gate, gates, nw);
 		for (int i = 0; i < N; i++)
 			assert_rc(0, weft_post_in(rt, &g, &c[i].t));
 		for (int i = 0; i < 10; i++)
@@ -1308,7 +1319,7 @@ static void group(void)
 		pthread_t th;
 		wt_thread_start(&th, group_wait_thread, &g);
 		wt_sleep_ms(10);
-		wt_gate_release(&gate, W());
+		wt_gate_release(&gate, nw);
 		assert_rc(0, weft_group_wait(&g));
 		/* Everything of the group ran, including what was posted into it
 		 * while we waited. */
@@ -1320,7 +1331,7 @@ static void group(void)
 		assert_int_equal(weft_group_pending(&other), 0);
 		assert_hits(oc, 10, (unsigned)round + 1);
 		assert_rc(0, weft_wait_all(rt));
-		wt_gate_wait_finished(&gate, (round + 1) * W());
+		wt_gate_wait_finished(&gate, (round + 1) * nw);
 	}
 	assert_rc(0, weft_rt_destroy(rt));
 	wt_gate_destroy(&gate);
@@ -1328,10 +1339,14 @@ static void group(void)
 	free(oc);
 }
 
-/* A task that blocks until a later task has run must not stop that task
- * from running while other workers are free: weft_wait from inside a task
- * is allowed (task.h), and only blocks the waiter's own worker. Task 0 waits
- * (up to a few seconds, so that a failure is quick) for task 1 to finish. */
+/* A task that waits until a later task has run must not keep that task
+ * from running while there is room for it: weft_wait from inside a task is
+ * allowed (task.h). The waiter polls with weft_sleep_ns, weft's own
+ * blocking call: under a kernel-thread model it blocks its worker, so the
+ * later task needs another, free worker (with one worker the wait cannot
+ * end: skipped); under a fiber model the waiter parks and the later task
+ * runs on its worker, whatever the count. Task 0 waits (up to a few
+ * seconds, so that a failure is quick) for task 1 to finish. */
 static _Atomic int later_done;
 static _Atomic int waiter_saw;
 
@@ -1346,42 +1361,54 @@ static void waiter_fn(void *arg)
 	(void)arg;
 	double end = wt_now() + 3.0;
 	while (!atomic_load(&later_done) && wt_now() < end)
-		wt_sleep_ms(1);
+		WT_CHECK_RC(0, weft_sleep_ns(1000000));
 	atomic_store(&waiter_saw, atomic_load(&later_done));
+}
+
+/* Destroys rt and skips when a waiter would hold the only worker of a
+ * kernel-thread model. */
+static void skip_unless_room_to_wait(weft_rt *rt, int workers)
+{
+	if (workers >= 2 || wt_fiber_model())
+		return;
+	assert_rc(0, weft_rt_destroy(rt));
+	WT_SKIP("one kernel-thread worker: a task waiting for a queued task blocks the only "
+	        "worker, so the wait cannot end");
 }
 
 static void wait_in_task(void)
 {
-	if (W() < 2)
-		skip(); /* with one worker, waiting for a queued task cannot end */
-	int n = 64 * W();
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
+	skip_unless_room_to_wait(rt, nw);
+	int n = 64 * nw;
 	ctask *c = ctasks_new(n);
 	assert_rc(0, weft_task_init(&c[0].t, waiter_fn, NULL));
 	assert_rc(0, weft_task_init(&c[1].t, later_fn, NULL));
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 	for (int i = 0; i < n; i++)
 		assert_rc(0, weft_post(rt, &c[i].t));
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	assert_rc(0, weft_wait_all(rt));
 	assert_rc(0, weft_rt_destroy(rt));
 	wt_gate_destroy(&gate);
 	free(c);
 	if (!atomic_load(&waiter_saw))
-		fail_msg("task 1 did not run while task 0 waited for it, although %d other "
-		         "worker(s) were free",
-		         W() - 1);
+		fail_msg("task 1 did not run while task 0 waited for it in weft_sleep_ns (%s, %d "
+		         "worker(s))",
+		         weft_model_name(wt.model), nw);
 }
 
 /* The same with one waiter per worker, each at the head of what becomes
  * that worker's batch: tasks 0, 16, 32, ... wait for the task after them.
  * Taken one at a time (or with the rest of a blocked worker's batch given
  * back) every target runs: whenever a waiter blocks, the next free worker
- * takes the next task. If every worker holds its waiter's target in its
- * own batch, nobody is left to steal it. */
+ * takes the next task (under a fiber model, the waiter's own worker does).
+ * If every worker holds its waiter's target in its own batch, nobody is
+ * left to steal it. */
 enum { MANY_STRIDE = 16 };
 static _Atomic int many_done[64 * WT_GATE_MAX];
 static _Atomic int many_timeouts;
@@ -1396,7 +1423,7 @@ static void many_waiter_fn(void *arg)
 	intptr_t i = (intptr_t)arg;
 	double end = wt_now() + 3.0;
 	while (!atomic_load(&many_done[i + 1]) && wt_now() < end)
-		wt_sleep_ms(1);
+		WT_CHECK_RC(0, weft_sleep_ns(1000000));
 	if (!atomic_load(&many_done[i + 1]))
 		atomic_fetch_add(&many_timeouts, 1);
 	atomic_store(&many_done[i], 1);
@@ -1404,23 +1431,23 @@ static void many_waiter_fn(void *arg)
 
 static void wait_in_task_many(void)
 {
-	if (W() < 2)
-		skip(); /* with one worker, waiting for a queued task cannot end */
-	int n = 64 * W();
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
+	skip_unless_room_to_wait(rt, nw);
+	int n = 64 * nw;
 	weft_task *t = calloc((size_t)n, sizeof(*t));
 	assert_non_null(t);
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 	for (intptr_t i = 0; i < n; i++) {
-		bool waiter = i % MANY_STRIDE == 0 && i / MANY_STRIDE < W();
+		bool waiter = i % MANY_STRIDE == 0 && i / MANY_STRIDE < nw;
 		assert_rc(0, weft_task_init(&t[i], waiter ? many_waiter_fn : many_later_fn,
 		                            (void *)i));
 		assert_rc(0, weft_post(rt, &t[i]));
 	}
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 	assert_rc(0, weft_wait_all(rt));
 	assert_rc(0, weft_rt_destroy(rt));
 	wt_gate_destroy(&gate);
@@ -1428,11 +1455,14 @@ static void wait_in_task_many(void)
 	if (atomic_load(&many_timeouts))
 		fail_msg("%d of %d task(s) waited 3 s in vain for the task posted right after "
 		         "them (every worker blocked on a task held in its own batch)",
-		         atomic_load(&many_timeouts), W());
+		         atomic_load(&many_timeouts), nw);
 }
 
-/* Tasks that block (sleep, I/O) spread over every worker: 2W of them,
- * posted at once to an idle runtime, run W at a time. */
+/* Tasks that block their kernel thread (a plain system call: nanosleep
+ * here, on purpose, not weft_sleep_ns) spread over every worker: 2W of
+ * them, posted at once to an idle runtime, run W at a time. Under a fiber
+ * model such a call holds the worker too, so W at a time holds there as
+ * well (blocking.sleeps_overlap checks what weft_sleep_ns does instead). */
 static _Atomic int spread_running, spread_max;
 
 static void spread_fn(void *arg)
@@ -1449,8 +1479,9 @@ static void spread_fn(void *arg)
 static void spread_blocking(void)
 {
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
 	wt_sleep_ms(20); /* let the workers fall asleep */
-	int n = 2 * W();
+	int n = 2 * nw;
 	weft_task t[2 * WT_GATE_MAX];
 	for (int i = 0; i < n; i++) {
 		assert_rc(0, weft_task_init(&t[i], spread_fn, NULL));
@@ -1458,21 +1489,22 @@ static void spread_blocking(void)
 	}
 	assert_rc(0, weft_wait_all(rt));
 	assert_rc(0, weft_rt_destroy(rt));
-	if (atomic_load(&spread_max) != W())
+	if (atomic_load(&spread_max) != nw)
 		fail_msg("at most %d of %d blocking tasks ran at once on %d workers",
-		         atomic_load(&spread_max), n, W());
+		         atomic_load(&spread_max), n, nw);
 }
 
 /* ------------------------------------------------------------ workers */
 
 static _Atomic int index_bad;
 static _Atomic int index_seen_mask;
+static int index_workers; /* the runtime's, set before its tasks run */
 
 static void index_fn(void *arg)
 {
 	weft_rt *rt = arg;
 	int i = weft_worker_index();
-	if (i < 0 || i >= wt.workers || weft_rt_current() != rt)
+	if (i < 0 || i >= index_workers || weft_rt_current() != rt)
 		atomic_fetch_add(&index_bad, 1);
 	else if (i < 31)
 		atomic_fetch_or(&index_seen_mask, 1 << i);
@@ -1483,6 +1515,8 @@ static void worker_index(void)
 	assert_int_equal(weft_worker_index(), -1);
 	assert_null(weft_rt_current());
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
+	int nw = wt_workers(rt);
+	index_workers = nw;
 	assert_int_equal(weft_worker_index(), -1);
 	assert_null(weft_rt_current());
 
@@ -1490,18 +1524,18 @@ static void worker_index(void)
 	wt_gate gate;
 	wt_gate_init(&gate);
 	weft_task gates[WT_GATE_MAX];
-	wt_gate_hold(rt, &gate, gates, W());
+	wt_gate_hold(rt, &gate, gates, nw);
 	int seen[WT_GATE_MAX] = {0};
-	for (int i = 0; i < W(); i++) {
+	for (int i = 0; i < nw; i++) {
 		int idx = gate.worker_seen[i];
-		if (idx < 0 || idx >= W())
-			fail_msg("gate %d ran with worker index %d, outside [0, %d)", i, idx, W());
+		if (idx < 0 || idx >= nw)
+			fail_msg("gate %d ran with worker index %d, outside [0, %d)", i, idx, nw);
 		assert_ptr_equal(gate.rt_seen[i], rt);
 		seen[idx]++;
 	}
-	for (int i = 0; i < W(); i++)
+	for (int i = 0; i < nw; i++)
 		assert_int_equal(seen[i], 1);
-	wt_gate_release(&gate, W());
+	wt_gate_release(&gate, nw);
 
 	int n = wt.model == WEFT_MODEL_SPAWN ? 200 : 5000;
 	weft_task *t = calloc((size_t)n, sizeof(*t));
@@ -1555,11 +1589,15 @@ static void stats(void)
 {
 	enum { N = 100 };
 	weft_rt *rt = create_with(WEFT_POLICY_FIFO, 1000);
+	/* The workers asked for, except under fibers, which is M:1 (one
+	 * worker whatever is asked; DESIGN.md). */
+	int want = wt.model == WEFT_MODEL_FIBERS ? 1 : wt.workers;
+	assert_int_equal(wt_workers(rt), want);
 	weft_stats s;
 	assert_rc(0, weft_stats_get(rt, &s));
 	assert_int_equal(s.model, wt.model);
 	assert_int_equal(s.policy, WEFT_POLICY_FIFO);
-	assert_int_equal(s.workers, W());
+	assert_int_equal(s.workers, want);
 	assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_CONFIG);
 	assert_int_equal(s.queue_capacity, 1000);
 	assert_true(s.cpus_affinity >= 1);
@@ -1584,7 +1622,7 @@ static void stats(void)
 
 	char line[128], workers[64], model[64];
 	snprintf(line, sizeof(line), "posted %d, run %d", N + 11, N + 11);
-	snprintf(workers, sizeof(workers), "%d worker(s) from config", W());
+	snprintf(workers, sizeof(workers), "%d worker(s) from config", want);
 	snprintf(model, sizeof(model), "model %s", weft_model_name(wt.model));
 	const char *needles[] = {model, workers, line, "policy fifo", "queue capacity 1000", NULL};
 	check_print(rt, needles);
@@ -1592,17 +1630,18 @@ static void stats(void)
 
 	/* Workers from the environment: the source says so. */
 	char n[16];
-	snprintf(n, sizeof(n), "%d", W());
+	snprintf(n, sizeof(n), "%d", wt.workers);
 	assert_int_equal(setenv("WEFT_WORKERS", n, 1), 0);
 	weft_config cfg;
 	wt_config(&cfg);
-	cfg.workers = W() + 1;
+	cfg.workers = wt.workers + 1;
 	rt = wt_create(&cfg);
 	unsetenv("WEFT_WORKERS");
+	assert_int_equal(wt_workers(rt), want);
 	assert_rc(0, weft_stats_get(rt, &s));
-	assert_int_equal(s.workers, W());
+	assert_int_equal(s.workers, want);
 	assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_ENV);
-	snprintf(workers, sizeof(workers), "%d worker(s) from WEFT_WORKERS", W());
+	snprintf(workers, sizeof(workers), "%d worker(s) from WEFT_WORKERS", want);
 	const char *env_needles[] = {
 	        model, workers, "posted 0, run 0", "queue capacity unbounded", "policy priority",
 	        NULL};
@@ -1655,31 +1694,35 @@ static void alloc_fail(void)
 	free(c);
 }
 
-/* Thread creation fails: under threads, weft_rt_create for every worker it
- * starts (EAGAIN, the started ones joined, nothing left); under spawn, a
- * post (EAGAIN, task unchanged) or a hand-over to the next queued task (the
- * finishing thread runs it itself). */
+/* Thread creation fails: under a model with long-lived workers (all but
+ * spawn), weft_rt_create for every worker it starts (EAGAIN, the started
+ * ones joined, nothing left); under spawn, a post (EAGAIN, task unchanged)
+ * or a hand-over to the next queued task (the finishing thread runs it
+ * itself). */
 static void thread_fail(void)
 {
 	weft_config cfg;
 	wt_config(&cfg);
 	cfg.queue_capacity = 64;
-	if (wt.model == WEFT_MODEL_THREADS) {
-		for (long nth = 1; nth <= W(); nth++) {
+	weft_rt *rt = wt_create(&cfg); /* how many workers it really starts */
+	int nw = wt_workers(rt);
+	assert_rc(0, weft_rt_destroy(rt));
+	if (wt.model != WEFT_MODEL_SPAWN) {
+		for (long nth = 1; nth <= nw; nth++) {
 			weft__fault_thread_create(nth);
-			weft_rt *rt = (weft_rt *)&rt;
+			rt = (weft_rt *)&rt;
 			int rc = weft_rt_create(&rt, &cfg);
 			weft__fault_thread_create(0);
 			if (rc != WEFT_EAGAIN)
 				fail_msg("thread %ld of %d failed: weft_rt_create returned %s", nth,
-				         W(), weft_err_name(rc));
+				         nw, weft_err_name(rc));
 			assert_null(rt);
 			wt_assert_no_live_allocations();
 		}
 	}
 	/* The fault one past the last worker does not hit creation. */
-	weft__fault_thread_create(W() + 1);
-	weft_rt *rt = wt_create(&cfg);
+	weft__fault_thread_create(nw + 1);
+	rt = wt_create(&cfg);
 	weft__fault_thread_create(0);
 	ctask *c = ctasks_new(40);
 	for (int i = 0; i < 10; i++)
@@ -1703,13 +1746,13 @@ static void thread_fail(void)
 		wt_gate gate;
 		wt_gate_init(&gate);
 		weft_task gates[WT_GATE_MAX];
-		wt_gate_hold(rt, &gate, gates, W());
+		wt_gate_hold(rt, &gate, gates, nw);
 		for (int i = 10; i < 40; i++)
 			assert_rc(0, weft_post(rt, &c[i].t));
 		weft__fault_thread_create(1);
 		wt_gate_release(&gate, 1);
 		wt_gate_wait_finished(&gate, 1);
-		wt_gate_release(&gate, W() - 1);
+		wt_gate_release(&gate, nw - 1);
 		assert_rc(0, weft_wait_all(rt));
 		weft__fault_thread_create(0);
 		wt_gate_destroy(&gate);
