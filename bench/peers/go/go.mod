@@ -1,0 +1,3 @@
+module weft/bench/peers/go
+
+go 1.21
