@@ -1,6 +1,6 @@
 /* Statistics: per-task latency histograms, weft_stats_reset and the
- * quantize-style printout, under the model and worker count of the command
- * line (and fibers explicitly). */
+ * quantize-style printout, and the trace file, under the model and worker
+ * count of the command line (MATRIX). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,14 +26,10 @@ static void weft_nap(void *arg)
 	weft_sleep_ns(10000);
 }
 
-static weft_rt *stats_rt(weft_model model, bool fibers)
+static weft_rt *stats_rt(void)
 {
 	weft_config cfg;
 	wt_config(&cfg);
-	if (fibers)
-		cfg.model = WEFT_MODEL_FIBERS;
-	else
-		(void)model;
 	cfg.stats = 1;
 	return wt_create(&cfg);
 }
@@ -64,9 +60,11 @@ static void run_tasks(weft_rt *rt, weft_task *t, int n)
 	assert_rc(0, weft_wait_all(rt));
 }
 
-static void histograms(bool fibers)
+static void latency_histograms(void)
 {
-	weft_rt *rt = stats_rt(wt.model, fibers);
+	/* spawn has no long-lived workers whose busy time it could account. */
+	bool has_workers = wt.model != WEFT_MODEL_SPAWN;
+	weft_rt *rt = stats_rt();
 	weft_task *t = calloc(N_TASKS, sizeof(*t));
 	assert_non_null(t);
 	run_tasks(rt, t, N_TASKS);
@@ -87,7 +85,7 @@ static void histograms(bool fibers)
 	assert_int_equal(st.run, N_TASKS);
 	/* The workers ran N_TASKS sleeps of 20 us: at least 10 ms busy
 	 * (spawn has no long-lived workers to account for). */
-	if (fibers || wt.model == WEFT_MODEL_THREADS)
+	if (has_workers)
 		assert_true(st.busy_ns >= (uint64_t)N_TASKS * 20000);
 	assert_rc(0, weft_stats_reset(rt));
 	assert_rc(0, weft_stats_get(rt, &st));
@@ -101,7 +99,7 @@ static void histograms(bool fibers)
 	assert_int_equal(st.posted, 10);
 	assert_rc(0, weft_stats_latency(rt, WEFT_LATENCY_TURNAROUND, turn));
 	assert_int_equal(total(turn), 10);
-	if (fibers) { /* a fiber that sleeps parks once and is unparked once */
+	if (wt_fiber_model()) { /* a fiber that sleeps parks once and is unparked once */
 		for (int i = 0; i < 10; i++) {
 			assert_rc(0, weft_task_init(&t[i], weft_nap, NULL));
 			assert_rc(0, weft_post(rt, &t[i]));
@@ -121,19 +119,9 @@ static void histograms(bool fibers)
 	assert_non_null(
 	        strstr(err, "           value  ------------- Distribution ------------- count"));
 	assert_non_null(strstr(err, "|@"));
-	if (fibers || wt.model == WEFT_MODEL_THREADS)
+	if (has_workers)
 		assert_non_null(strstr(err, "weft: worker 0 busy "));
 	free(t);
-}
-
-static void latency_histograms(void)
-{
-	histograms(false);
-}
-
-static void latency_histograms_fibers(void)
-{
-	histograms(true);
 }
 
 static void stats_off(void)
@@ -183,7 +171,7 @@ static char *slurp(const char *path)
  * structure: every task appears exactly once as a first run segment, every
  * post has its flow end, slices nest (B/E balance per track), and the
  * tracks are named. */
-static void check_trace(weft_model model, bool force_fibers)
+static void trace_file(void)
 {
 	char path[] = "/tmp/weft-trace-XXXXXX";
 	int fd = mkstemp(path);
@@ -191,9 +179,6 @@ static void check_trace(weft_model model, bool force_fibers)
 	close(fd);
 	weft_config cfg;
 	wt_config(&cfg);
-	if (force_fibers)
-		cfg.model = WEFT_MODEL_FIBERS;
-	(void)model;
 	cfg.trace_path = path;
 	weft_rt *rt = wt_create(&cfg);
 	weft_task *t = calloc(TRACE_TASKS, sizeof(*t));
@@ -255,16 +240,6 @@ static void check_trace(weft_model model, bool force_fibers)
 	unlink(path);
 }
 
-static void trace_file(void)
-{
-	check_trace(wt.model, false);
-}
-
-static void trace_file_fibers(void)
-{
-	check_trace(wt.model, true);
-}
-
 /* Tracing off: weft_trace_flush says so; a path that cannot be written is
  * reported on stderr at destroy, which still succeeds. */
 static void trace_off_and_bad_path(void)
@@ -288,5 +263,5 @@ static void trace_off_and_bad_path(void)
 	assert_non_null(strstr(err, "cannot write the trace to /nonexistent-dir/trace.json"));
 }
 
-WT_CASES(WT_CASE(latency_histograms), WT_CASE(latency_histograms_fibers), WT_CASE(stats_off),
-         WT_CASE(trace_file), WT_CASE(trace_file_fibers), WT_CASE(trace_off_and_bad_path));
+WT_CASES(WT_CASE(latency_histograms), WT_CASE(stats_off), WT_CASE(trace_file),
+         WT_CASE(trace_off_and_bad_path));

@@ -4,8 +4,10 @@
  * Four external threads post at once, some tasks post children from inside,
  * priorities are random; every task has its own counter, and after
  * weft_wait_all returns on the main thread every counter must be exactly 1.
- * The release build runs 1,000,000 tasks per threads case (exactly_once);
- * sanitizer builds and the spawn model (a kernel thread per task) run fewer. */
+ * The release build runs 1,000,000 tasks per case under threads and fibers
+ * (exactly_once); sanitizer builds and the spawn model (a kernel thread per
+ * task) run fewer. Every task checks that weft_worker_index() is below the
+ * runtime's real worker count. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,7 @@ static int total; /* tasks [ext, total) are children */
 static bool with_children;
 static bool use_post_wait;
 static bool uneven; /* some tasks spin a while, so batches get stolen */
+static int workers;  /* the runtime's real count, set before any task runs */
 static _Atomic long bad_index;
 
 static void stress_fn(void *arg)
@@ -40,7 +43,7 @@ static void stress_fn(void *arg)
 			;
 	}
 	int w = weft_worker_index();
-	if (w < 0 || w >= wt.workers)
+	if (w < 0 || w >= workers)
 		atomic_fetch_add_explicit(&bad_index, 1, memory_order_relaxed);
 	if (with_children && i < (uintptr_t)ext && i % PARENT_EVERY == 0) {
 		weft_rt *rt = weft_rt_current();
@@ -103,6 +106,7 @@ static void run_stress(weft_policy policy, long capacity, int n, bool children)
 	cfg.policy = policy;
 	cfg.queue_capacity = capacity;
 	weft_rt *rt = wt_create(&cfg);
+	workers = wt_workers(rt);
 
 	double t0 = wt_now();
 	pthread_barrier_t start;

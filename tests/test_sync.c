@@ -3,16 +3,15 @@
  * Cases are built so that no task waits for work that needs a free worker
  * (tasks only wait for a holder that is running, or for external threads),
  * so they finish with any number of workers, as they would on a pthread
- * pool. */
+ * pool. Where tasks block all at once (barrier, channel consumers) there
+ * are wt_blockers(rt) of them: one per worker under a kernel-thread model,
+ * several per worker under a fiber model, where they park.
+ * primitives_in_tasks is the exception: tasks wait for each other, which
+ * needs two tasks blocked at once. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
-
-static int W(void)
-{
-	return wt.workers;
-}
 
 static weft_rt *create(void)
 {
@@ -58,7 +57,7 @@ static void mutex_counter(void)
 	weft_rt *rt = create();
 	assert_rc(0, weft_mutex_init(&mu));
 	counter = 0;
-	int n = 4 * W();
+	int n = 4 * wt_workers(rt);
 	weft_task *t = calloc((size_t)n, sizeof(*t));
 	assert_non_null(t);
 	pthread_t th[2];
@@ -164,7 +163,7 @@ static void cond_producer_consumer(void)
 	weft_rt *rt = create();
 	assert_rc(0, weft_mutex_init(&mu));
 	assert_rc(0, weft_cond_init(&cv));
-	int np = 2 * W();
+	int np = 2 * wt_workers(rt);
 	items = consumed = 0;
 	producers_left = np;
 	pthread_t th[3];
@@ -216,7 +215,7 @@ static void sem_limit(void)
 	assert_rc(WEFT_EINVAL, weft_sem_init(&sem, -1));
 	assert_rc(0, weft_sem_init(&sem, SEM_LIMIT));
 	atomic_store(&sem_max, 0);
-	int n = 8 * W();
+	int n = 8 * wt_workers(rt);
 	weft_task *t = calloc((size_t)n, sizeof(*t));
 	assert_non_null(t);
 	for (int i = 0; i < n; i++) {
@@ -267,18 +266,20 @@ static void *barrier_thread(void *arg)
 	return NULL;
 }
 
-/* W tasks (one per worker) and two threads meet at the barrier. */
+/* Tasks (all blocked at once: wt_blockers) and two threads meet at the
+ * barrier. */
 static void barrier_rounds(void)
 {
 	weft_rt *rt = create();
+	int nt = wt_blockers(rt);
 	assert_rc(WEFT_EINVAL, weft_barrier_init(&bar, 0));
-	parties = (unsigned)W() + 2;
+	parties = (unsigned)nt + 2;
 	assert_rc(0, weft_barrier_init(&bar, parties));
 	memset(phase_arrivals, 0, sizeof(phase_arrivals));
 	memset(lasts, 0, sizeof(lasts));
-	weft_task *t = calloc((size_t)W(), sizeof(*t));
+	weft_task *t = calloc((size_t)nt, sizeof(*t));
 	assert_non_null(t);
-	for (int i = 0; i < W(); i++) {
+	for (int i = 0; i < nt; i++) {
 		assert_rc(0, weft_task_init(&t[i], barrier_task, NULL));
 		assert_rc(0, weft_post(rt, &t[i]));
 	}
@@ -335,9 +336,10 @@ static void run_chan(size_t capacity)
 	atomic_store(&chan_sum, 0);
 	atomic_store(&chan_count, 0);
 	atomic_store(&chan_bad_order, 0);
-	weft_task *t = calloc((size_t)W(), sizeof(*t));
+	int consumers = wt_blockers(rt); /* all may block in recv at once */
+	weft_task *t = calloc((size_t)consumers, sizeof(*t));
 	assert_non_null(t);
-	for (int i = 0; i < W(); i++) {
+	for (int i = 0; i < consumers; i++) {
 		assert_rc(0, weft_task_init(&t[i], chan_consumer, NULL));
 		assert_rc(0, weft_post(rt, &t[i]));
 	}
@@ -404,7 +406,73 @@ static void chan_close_wakes(void)
 	wt_thread_join(th);
 }
 
+/* ------------------------------------------------------------ tasks only */
+
+/* Tasks that wait for each other, no outside thread: a producer task sends
+ * over an unbuffered channel to a consumer task (each send waits for the
+ * receiver), while four tasks hold a mutex across weft_yield so that the
+ * others run and queue on it meanwhile. Needs two tasks blocked at once:
+ * two kernel-thread workers, or one fiber worker (the blocked one parks). */
+enum { PAIR_ITEMS = 20000, YIELDERS = 4, YIELD_ROUNDS = 100 };
+static weft_chan pair_ch;
+static long pair_sum;      /* the consumer task's */
+static long yield_counter; /* guarded by mu */
+
+static void pair_producer(void *arg)
+{
+	(void)arg;
+	for (long i = 1; i <= PAIR_ITEMS; i++)
+		WT_CHECK_RC(0, weft_chan_send(&pair_ch, &i));
+	WT_CHECK_RC(0, weft_chan_close(&pair_ch));
+}
+
+static void pair_consumer(void *arg)
+{
+	(void)arg;
+	long v;
+	int rc;
+	while ((rc = weft_chan_recv(&pair_ch, &v)) == 0)
+		pair_sum += v;
+	WT_CHECK_RC(WEFT_ECLOSED, rc);
+}
+
+static void locked_yielder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < YIELD_ROUNDS; i++) {
+		WT_CHECK_RC(0, weft_mutex_lock(&mu));
+		long v = yield_counter;
+		WT_CHECK_RC(0, weft_yield()); /* others run and queue on the mutex */
+		yield_counter = v + 1;
+		WT_CHECK_RC(0, weft_mutex_unlock(&mu));
+	}
+}
+
+static void primitives_in_tasks(void)
+{
+	weft_rt *rt = create();
+	if (wt_blockers(rt) < 2) {
+		assert_rc(0, weft_rt_destroy(rt));
+		WT_SKIP("one kernel-thread worker: the producer task blocks it in send, so the "
+		        "consumer task can never run");
+	}
+	assert_rc(0, weft_chan_init(&pair_ch, sizeof(long), 0, NULL));
+	assert_rc(0, weft_mutex_init(&mu));
+	pair_sum = yield_counter = 0;
+	weft_task t[2 + YIELDERS];
+	assert_rc(0, weft_task_init(&t[0], pair_consumer, NULL));
+	assert_rc(0, weft_task_init(&t[1], pair_producer, NULL));
+	for (int i = 2; i < 2 + YIELDERS; i++)
+		assert_rc(0, weft_task_init(&t[i], locked_yielder, NULL));
+	for (int i = 0; i < 2 + YIELDERS; i++)
+		assert_rc(0, weft_post(rt, &t[i]));
+	assert_rc(0, weft_wait_all(rt));
+	assert_int_equal(pair_sum, (long)PAIR_ITEMS * (PAIR_ITEMS + 1) / 2);
+	assert_int_equal(yield_counter, (long)YIELDERS * YIELD_ROUNDS);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 WT_CASES(WT_CASE(mutex_counter), WT_CASE(mutex_misuse), WT_CASE(mutex_fifo),
          WT_CASE(cond_producer_consumer), WT_CASE(sem_limit), WT_CASE(barrier_rounds),
          WT_CASE(chan_buffered), WT_CASE(chan_unbuffered), WT_CASE(chan_close),
-         WT_CASE(chan_close_wakes));
+         WT_CASE(chan_close_wakes), WT_CASE(primitives_in_tasks));
