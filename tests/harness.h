@@ -98,11 +98,11 @@ int wt_blockers(const weft_rt *rt);
 
 /* WT_SKIP(fmt, ...) says why on the log and skips the case (cmocka skip();
  * ctest reports it as skipped). Main thread only. */
-#define WT_SKIP(...)                                   \
-	do {                                           \
+#define WT_SKIP(...)                                        \
+	do {                                                \
 		print_message("[ skip     ] " __VA_ARGS__); \
-		print_message("\n");                    \
-		skip();                                \
+		print_message("\n");                        \
+		skip();                                     \
 	} while (0)
 
 /* Seconds on the monotonic clock. */

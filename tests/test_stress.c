@@ -30,7 +30,7 @@ static int total; /* tasks [ext, total) are children */
 static bool with_children;
 static bool use_post_wait;
 static bool uneven; /* some tasks spin a while, so batches get stolen */
-static int workers;  /* the runtime's real count, set before any task runs */
+static int workers; /* the runtime's real count, set before any task runs */
 static _Atomic long bad_index;
 
 static void stress_fn(void *arg)
