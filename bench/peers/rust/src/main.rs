@@ -18,7 +18,8 @@
 //!
 //! Library "rayon": rayon's global pool (one thread per CPU, its default).
 //!
-//!   spawn-wait   rayon::scope from the main thread, s.spawn N empty jobs
+//!   spawn-wait   rayon::scope called from the main thread (rayon runs the
+//!                scope's body on a pool thread), s.spawn N empty jobs
 //!   parallel-for par_iter_mut over the array (a[i] += 1), PASSES times
 //!   fib-tree     rayon::join(fib(n-1), fib(n-2)): join runs the first
 //!                closure at once and offers the second to thieves, runs it
