@@ -5,7 +5,8 @@
  *   weft-threads  N kernel workers, one shared FIFO queue, one worker per CPU
  *   weft-fibers   every task a fiber on one worker thread (M:1)
  *   weft-mn       fibers over work-stealing workers, one per CPU (when this
- *                 build of weft has the model; its default policy)
+ *                 build of weft has the model; policy "steal" if weft has
+ *                 one, else the default)
  *   weft-spawn    one kernel thread per task, at most one per CPU at once:
  *                 the naive baseline, run only where tasks are the unit
  *   weft-context  the raw context switch under the fibers (ctx-switch,
@@ -121,10 +122,22 @@ static bool wait_blocks_worker(weft_model m)
 	return m == WEFT_MODEL_THREADS || m == WEFT_MODEL_SPAWN;
 }
 
+/* The value of the policy called name in this build of weft, or -1. */
+static int policy_of(const char *name)
+{
+	for (int p = 0; p < (int)WEFT_POLICY_COUNT_; p++) {
+		const char *s = weft_policy_name((weft_policy)p);
+		if (s && strcmp(s, name) == 0)
+			return p;
+	}
+	return -1;
+}
+
 /* The configuration every run uses: FIFO for the models whose policy we
- * know takes it (as before mn existed), the model's default policy for any
- * other (mn schedules with its own work-stealing queues); 16 KiB stacks on
- * the fiber models; workers 0 (one per CPU) unless given. */
+ * know takes it (as before mn existed); for any other model (mn) the policy
+ * named "steal" when weft has one (DESIGN.md: mn's policy), else the
+ * default; 16 KiB stacks on the fiber models; workers 0 (one per CPU)
+ * unless given. */
 static weft_config config_for(weft_model m, int workers)
 {
 	weft_config cfg;
@@ -132,6 +145,8 @@ static weft_config config_for(weft_model m, int workers)
 	cfg.model = m;
 	if (m == WEFT_MODEL_THREADS || m == WEFT_MODEL_FIBERS || m == WEFT_MODEL_SPAWN)
 		cfg.policy = WEFT_POLICY_FIFO;
+	else if (policy_of("steal") >= 0)
+		cfg.policy = (weft_policy)policy_of("steal");
 	if (is_fiber_model(m))
 		cfg.stack_size = FIBER_STACK;
 	cfg.workers = workers;
