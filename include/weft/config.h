@@ -17,6 +17,7 @@ typedef enum weft_model {
 	WEFT_MODEL_THREADS = 0, /* N kernel workers sharing one ready queue */
 	WEFT_MODEL_SPAWN = 1,   /* one kernel thread created and joined per task */
 	WEFT_MODEL_FIBERS = 2,  /* every task a fiber on one worker thread (M:1) */
+	WEFT_MODEL_MN = 3,      /* every task a fiber, over N work-stealing workers (M:N) */
 	WEFT_MODEL_COUNT_
 } weft_model;
 

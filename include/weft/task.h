@@ -36,22 +36,22 @@ typedef struct weft_task {
 	struct weft_task *next_;   /* queue link, or sibling in a heap */
 	struct weft_task *child_;  /* first child in a heap */
 	struct weft_group *group_; /* group to notify at completion, or NULL */
-	uint32_t state_;           /* weft_task_state | waiter bit, atomic */
-	uint32_t flags_;
-	void *fiber_;           /* its fiber once it started under a fiber model */
-	uint32_t quanta_;       /* psjf, mlfq: quanta charged to it so far */
-	uint16_t level_;        /* mlfq: its queue level */
-	uint16_t epoch_;        /* mlfq: the boost epoch its level belongs to */
-	int32_t level_request_; /* mlfq: 1 + level asked for while in flight, or 0; atomic */
-	uint32_t spare_;
-	int64_t posted_ns_; /* statistics on: when it was posted (CLOCK_MONOTONIC) */
+	void *fiber_;              /* its fiber once it waited under a fiber model */
+	void *waiters_;            /* weft_wait callers, under the lock bit of state_ */
+	uint32_t state_;           /* weft_task_state | waiter and lock bits, atomic */
+	uint32_t quanta_;          /* psjf, mlfq: quanta charged to it so far */
+	uint16_t level_;           /* mlfq: its queue level */
+	uint16_t epoch_;           /* mlfq: the boost epoch its level belongs to */
+	int32_t level_request_;    /* mlfq: 1 + level asked for while in flight, or 0; atomic */
+	int64_t posted_ns_;        /* statistics on: when it was posted (CLOCK_MONOTONIC) */
 } weft_task;
 
 typedef struct weft_group {
 	/* private */
-	uint32_t pending_; /* tasks posted in the group and not finished, atomic */
-	uint32_t waiters_; /* non-zero while someone sleeps in weft_group_wait */
-	void *reserved_[4];
+	uint32_t pending_; /* unfinished tasks | waiter and lock bits, atomic */
+	uint32_t spare_;
+	void *waiters_; /* weft_group_wait callers, under the lock bit of pending_ */
+	void *reserved_[3];
 } weft_group;
 
 /* weft_task_init prepares a task to run fn(arg) with priority 0. Returns

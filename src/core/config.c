@@ -17,6 +17,7 @@ static const char *const model_names[] = {
         [WEFT_MODEL_THREADS] = "threads",
         [WEFT_MODEL_SPAWN] = "spawn",
         [WEFT_MODEL_FIBERS] = "fibers",
+        [WEFT_MODEL_MN] = "mn",
 };
 _Static_assert(sizeof(model_names) / sizeof(model_names[0]) == WEFT_MODEL_COUNT_,
                "a name per model");
@@ -308,8 +309,6 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 		cfg.workers = rt->cpus_affinity;
 		rt->workers_source = WEFT_WORKERS_FROM_AFFINITY;
 	}
-	if (cfg.model == WEFT_MODEL_FIBERS)
-		cfg.workers = 1; /* M:1: one worker runs every fiber */
 	rt->cfg = cfg;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <weft/weft.h>
 
@@ -36,17 +37,20 @@
 /* ------------------------------------------------------------ task state */
 
 /* weft_task.state_ holds a weft_task_state in the low bits and, above them,
- * WAITER: someone sleeps in weft_wait on this task and must be woken when
- * it finishes. */
+ * WAITER: weft_wait callers are on the task's waiters_ list and must be
+ * woken when it finishes; LOCKED: the list is being changed (see task.c). */
 #define WEFT__STATE_MASK 0x7u
 #define WEFT__WAITER     0x8u
+#define WEFT__LOCKED     0x10u
 
 /* weft_group.pending_ counts unfinished tasks in units of GROUP_ONE; bit 0
- * says someone sleeps in weft_group_wait. One word, so the finisher can
- * decrement and learn about sleepers in one atomic step and never touch the
- * group again (the waiter may free it as soon as it sees zero). */
+ * says weft_group_wait callers are on the group's waiters_ list, bit 1 that
+ * the list is being changed. One word, so that the last finisher publishes
+ * zero and takes the list in steps nobody else can interleave with, and
+ * then never touches the group again (a waiter may free it at once). */
 #define WEFT__GROUP_WAITER 1u
-#define WEFT__GROUP_ONE    2u
+#define WEFT__GROUP_LOCKED 2u
+#define WEFT__GROUP_ONE    4u
 
 /* ------------------------------------------------------------ policies */
 
@@ -129,6 +133,10 @@ static inline weft_task *weft__readyq_pop(weft__readyq *q)
  * weft__run_task. */
 typedef struct weft__model_ops {
 	const char *name;
+	/* Optional. Adjusts rt->cfg to what the model really runs (its worker
+	 * count) and refuses settings it cannot honour, saying why on stderr
+	 * (WEFT_EINVAL). Runs before anything is allocated for rt. */
+	int (*configure)(weft_rt *rt);
 	/* Allocates the model's state into rt->model_state and starts its
 	 * workers. On failure releases everything it acquired. */
 	int (*start)(weft_rt *rt);
@@ -146,20 +154,22 @@ typedef struct weft__model_ops {
 	void (*release)(weft_rt *rt);
 	/* Adds the model's counters into *s. */
 	void (*stats)(weft_rt *rt, weft_stats *s);
+	/* Optional. Prints the model's own statistics lines. */
+	void (*print_stats)(const weft_stats *s, FILE *out);
+	/* Optional, kernel-thread models. Called on one of rt's workers that
+	 * waits (weft_wait, weft_group_wait) for something unfinished: runs
+	 * one queued task on the calling thread and returns true, or returns
+	 * false when there is none it may take. */
+	bool (*help)(weft_rt *rt);
+	/* Optional. Whether tasks are queued that no worker has taken (for the
+	 * "every worker is blocked" diagnosis). */
+	bool (*has_queued)(weft_rt *rt);
 } weft__model_ops;
 
 extern const weft__model_ops weft__model_threads;
 extern const weft__model_ops weft__model_spawn;
 extern const weft__model_ops weft__model_fibers;
-
-/* Fiber models' side of the blocking calls and the waiter seam; called
- * only when weft__tls.fiber is set (on that fiber's worker). */
-void weft__fiber_yield(void);
-void weft__fiber_park(void *fiber);
-/* Any thread: makes a parked (or parking) fiber runnable again. */
-void weft__fiber_unpark(void *fiber);
-void weft__fiber_sleep(int64_t ns);
-int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns);
+extern const weft__model_ops weft__model_mn;
 
 /* ------------------------------------------------------------ runtime */
 
@@ -184,6 +194,11 @@ struct weft_rt {
 	_Atomic int closing;
 	_Atomic int cancelling;
 
+	/* Kernel-thread workers asleep in a weft wait (sync/waiter.c): when it
+	 * reaches the worker count while tasks are queued, weft says so. */
+	WEFT__ALIGNED _Atomic int blocked;
+	_Atomic int deadlock_reported;
+
 	/* Capacity accounting, touched only when cfg.queue_capacity > 0:
 	 * tasks posted and not yet taken by a worker. */
 	WEFT__ALIGNED _Atomic long queued;
@@ -198,7 +213,7 @@ typedef struct weft__thread_ctx {
 	weft_rt *rt;     /* runtime whose worker this thread is, or NULL */
 	int index;       /* worker index, -1 outside workers */
 	weft_task *task; /* task running now, or NULL */
-	void *fiber;     /* the running fiber under a fiber model, or NULL */
+	void *fiber;     /* the running weft__fiber under a fiber model, or NULL */
 	/* Non-zero while weft is in a critical section a preemption tick
 	 * must not interrupt (src/fiber/preempt.h); a plain int because only
 	 * this thread and its own signal handler touch it. */
@@ -208,6 +223,10 @@ typedef struct weft__thread_ctx {
 	 * behind it (a convoy: FIFO hand-off then costs a switch per lock). */
 	int mutexes_held;
 	unsigned mutex_locks; /* acquisitions so far: tells one hold from the next */
+	/* Kernel-thread workers run queued tasks while they wait (task.c), as
+	 * long as this much of the thread's stack, lowest address first, is
+	 * left; found on the first wait (0: not yet). */
+	uintptr_t stack_low;
 } weft__thread_ctx;
 
 /* initial-exec: one instruction to reach it, also from libweft.so; the

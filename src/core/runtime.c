@@ -18,6 +18,7 @@ static const weft__model_ops *const models[] = {
         [WEFT_MODEL_THREADS] = &weft__model_threads,
         [WEFT_MODEL_SPAWN] = &weft__model_spawn,
         [WEFT_MODEL_FIBERS] = &weft__model_fibers,
+        [WEFT_MODEL_MN] = &weft__model_mn,
 };
 _Static_assert(sizeof(models) / sizeof(models[0]) == WEFT_MODEL_COUNT_, "one ops table per model");
 
@@ -68,12 +69,16 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 		return WEFT_ENOMEM;
 	memset(rt, 0, sizeof(*rt));
 	int rc = weft__config_resolve(rt, cfg);
+	if (rc == 0) {
+		rt->model = models[rt->cfg.model];
+		if (rt->model->configure)
+			rc = rt->model->configure(rt);
+	}
 	if (rc == 0)
 		rc = weft__latency_create(rt);
 	if (rc == 0)
 		rc = weft__trace_create(rt);
 	if (rc == 0) {
-		rt->model = models[rt->cfg.model];
 		rt->magic = WEFT__RT_MAGIC;
 		rc = rt->model->start(rt);
 	}

@@ -80,13 +80,8 @@ int weft_stats_print(weft_rt *rt, FILE *out)
 	        (unsigned long long)s.posted, (unsigned long long)s.run,
 	        (unsigned long long)s.rejected, (unsigned long long)s.cancelled,
 	        (unsigned long long)s.sleeps, (unsigned long long)s.wakeups);
-	if (s.model == WEFT_MODEL_FIBERS)
-		fprintf(out,
-		        "weft: fiber switches %llu, preemptions %llu, parks %llu, unparks %llu\n",
-		        (unsigned long long)s.switches, (unsigned long long)s.preemptions,
-		        (unsigned long long)s.parks, (unsigned long long)s.unparks);
-	if (s.model == WEFT_MODEL_THREADS)
-		fprintf(out, "weft: steals %llu\n", (unsigned long long)s.steals);
+	if (rt->model->print_stats)
+		rt->model->print_stats(&s, out);
 	for (int i = 0; i < rt->cfg.workers; i++) {
 		int64_t busy, idle;
 		if (!weft__worker_times(rt, i, &busy, &idle))

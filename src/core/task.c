@@ -2,15 +2,14 @@
  * weft_wait and weft_group_wait.
  *
  * Completion must be the last thing weft does with a task or a group: the
- * owner may free either the moment it sees it finished. So the finisher
- * reads what it needs first, then publishes with one atomic exchange (task)
- * or subtraction (group) that also tells it whether anyone sleeps, and then
- * only wakes waiters by the address (weft__word_wake_all), which it never
- * dereferences. */
+ * owner may free either the moment it sees it finished (see "completion"
+ * below for how waiters are found and woken without touching it after). */
+#include <sched.h>
 #include <string.h>
 
 #include "core/internal.h"
-#include "core/parking.h"
+#include "core/spin.h"
+#include "sync/waiter.h"
 #include "obs/latency.h"
 #include "obs/probes.h"
 #include "obs/trace.h"
@@ -52,6 +51,7 @@ int weft_task_set_priority(weft_task *t, int64_t priority)
 }
 
 _Static_assert(sizeof(void *) != 8 || sizeof(weft_task) == 96, "weft_task keeps its size (ABI)");
+_Static_assert(sizeof(void *) != 8 || sizeof(weft_group) == 40, "weft_group keeps its size (ABI)");
 
 void weft__task_request_level(weft_task *t, int level)
 {
@@ -83,17 +83,90 @@ const char *weft_task_state_name(weft_task_state state)
 	return (unsigned)state < WEFT_TASK_STATE_COUNT_ ? names[state] : NULL;
 }
 
+/* ------------------------------------------------------------ completion */
+
+/* Waiting for a task or a group: a waiter puts a record (on its own stack)
+ * on the object's list and parks; the finisher takes the list and wakes
+ * each record, so a wake-up costs the same whatever else is parked (one
+ * global table of buckets did not: its chains grew with the parked fibers).
+ *
+ * The list is guarded by a lock bit in the object's state word, held for a
+ * few instructions: by a waiter adding itself, and by the finisher taking
+ * the list right before it publishes completion, with the same store that
+ * releases the bit. After that store the finisher touches only the records
+ * it took, never the object, which its owner may free at once. A finisher
+ * that finds no waiter bit publishes with one CAS. */
+
+static void pause_briefly(int *spins)
+{
+	if (++*spins < 100)
+		weft__cpu_relax();
+	else
+		sched_yield(); /* the holder was descheduled in its few instructions */
+}
+
+static void wake_list(weft__waiter *list, int result)
+{
+	while (list) {
+		weft__waiter *next = list->next; /* before the waiter can return */
+		list->result = result;
+		weft__waiter_unpark(list);
+		list = next;
+	}
+}
+
+static void group_finish(weft_group *g)
+{
+	_Atomic uint32_t *w = pending_word(g);
+	uint32_t p = atomic_load_explicit(w, memory_order_relaxed);
+	int spins = 0;
+	for (;;) {
+		if (p >= 2 * WEFT__GROUP_ONE || !(p & WEFT__GROUP_WAITER)) {
+			/* Not the last, or nobody waits: a waiter adding itself
+			 * meanwhile sees the count it leaves (group_wait). */
+			if (atomic_compare_exchange_weak(w, &p, p - WEFT__GROUP_ONE))
+				return;
+			continue;
+		}
+		if (p & WEFT__GROUP_LOCKED) {
+			pause_briefly(&spins);
+			p = atomic_load_explicit(w, memory_order_relaxed);
+			continue;
+		}
+		if (atomic_compare_exchange_weak(w, &p, p | WEFT__GROUP_LOCKED))
+			break;
+	}
+	weft__waiter *list = g->waiters_;
+	g->waiters_ = NULL;
+	/* Subtract rather than store: a post into the group may add meanwhile. */
+	atomic_fetch_sub(w, WEFT__GROUP_ONE | WEFT__GROUP_WAITER | WEFT__GROUP_LOCKED);
+	wake_list(list, 0);
+}
+
 static void finish(weft_task *t, weft_task_state end)
 {
 	weft_group *g = t->group_;
-	uint32_t old = atomic_exchange(state_word(t), end);
-	if (old & WEFT__WAITER)
-		weft__word_wake_all(state_word(t));
-	if (g) {
-		uint32_t was = atomic_fetch_sub(pending_word(g), WEFT__GROUP_ONE);
-		if (was == (WEFT__GROUP_ONE | WEFT__GROUP_WAITER))
-			weft__word_wake_all(pending_word(g));
+	_Atomic uint32_t *w = state_word(t);
+	uint32_t s = atomic_load_explicit(w, memory_order_relaxed);
+	weft__waiter *list = NULL;
+	int spins = 0;
+	for (;;) {
+		if (s & WEFT__LOCKED) {
+			pause_briefly(&spins);
+			s = atomic_load_explicit(w, memory_order_relaxed);
+		} else if (!(s & WEFT__WAITER)) {
+			if (atomic_compare_exchange_weak(w, &s, end))
+				break;
+		} else if (atomic_compare_exchange_weak(w, &s, s | WEFT__LOCKED)) {
+			list = t->waiters_;
+			t->waiters_ = NULL;
+			atomic_store(w, end);
+			break;
+		}
 	}
+	wake_list(list, end == WEFT_TASK_DONE ? 0 : WEFT_ECANCELED);
+	if (g)
+		group_finish(g);
 }
 
 bool weft__run_task(weft_rt *rt, weft_task *t)
@@ -135,6 +208,48 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 	return true;
 }
 
+/* Kernel-thread workers run queued tasks while they wait, as oneTBB's wait
+ * and OpenMP's taskwait do, so that fork-join never needs more workers
+ * than there are: a parent waiting for its child runs it (or whatever is
+ * queued) itself. Not while it holds a weft_mutex (a task it ran could want
+ * that mutex: a deadlock with itself), and only while the thread's stack
+ * has STACK_RESERVE left (tasks run nested, one frame set per wait). Fibers
+ * park instead: their models run the tasks a joining fiber posted first
+ * (see src/model/fibers.c). */
+#define STACK_RESERVE (512 * 1024)
+#define HELP_POLL_NS  1000000 /* a waiter that found nothing looks again */
+
+static bool stack_has_room(void)
+{
+	if (!weft__tls.stack_low) {
+		pthread_attr_t a;
+		void *low = NULL;
+		size_t size = 0;
+		if (pthread_getattr_np(pthread_self(), &a) == 0) {
+			pthread_attr_getstack(&a, &low, &size);
+			pthread_attr_destroy(&a);
+		}
+		weft__tls.stack_low = low ? (uintptr_t)low : UINTPTR_MAX; /* unknown: never */
+	}
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	return here > weft__tls.stack_low && here - weft__tls.stack_low > STACK_RESERVE;
+}
+
+static int join(weft__waiter *rec)
+{
+	weft_rt *rt = weft__tls.rt;
+	if (rec->fiber || !rt || !rt->model->help || weft__tls.mutexes_held > 0 ||
+	    !stack_has_room()) {
+		weft__waiter_park_for(rec, WEFT__WAIT_JOIN);
+		return rec->result;
+	}
+	while (!weft__waiter_woken(rec)) {
+		if (!rt->model->help(rt))
+			weft__waiter_sleep(rec, HELP_POLL_NS);
+	}
+	return rec->result;
+}
+
 int weft_wait(weft_task *t)
 {
 	if (!t)
@@ -142,8 +257,9 @@ int weft_wait(weft_task *t)
 	if (weft__tls.task == t)
 		return WEFT_EDEADLK;
 	_Atomic uint32_t *w = state_word(t);
+	uint32_t s = atomic_load_explicit(w, memory_order_acquire);
+	int spins = 0;
 	for (;;) {
-		uint32_t s = atomic_load_explicit(w, memory_order_acquire);
 		switch (s & WEFT__STATE_MASK) {
 		case WEFT_TASK_IDLE:
 			return WEFT_EINVAL;
@@ -152,10 +268,27 @@ int weft_wait(weft_task *t)
 		case WEFT_TASK_CANCELLED:
 			return WEFT_ECANCELED;
 		}
-		if (!(s & WEFT__WAITER) && !atomic_compare_exchange_weak(w, &s, s | WEFT__WAITER))
-			continue;
-		weft__word_wait(w, s | WEFT__WAITER);
+		if (s & WEFT__LOCKED) {
+			pause_briefly(&spins);
+			s = atomic_load_explicit(w, memory_order_acquire);
+		} else if (atomic_compare_exchange_weak_explicit(w, &s, s | WEFT__LOCKED,
+		                                                 memory_order_acquire,
+		                                                 memory_order_acquire)) {
+			break;
+		}
 	}
+	weft__waiter rec;
+	weft__waiter_init(&rec, NULL);
+	rec.next = t->waiters_;
+	t->waiters_ = &rec;
+	/* Unlock, setting WAITER: arithmetic, because the task may go from
+	 * QUEUED to RUNNING meanwhile (an add on the low bits); it cannot
+	 * finish while the lock bit is set. */
+	if (s & WEFT__WAITER)
+		atomic_fetch_sub(w, WEFT__LOCKED);
+	else
+		atomic_fetch_sub(w, WEFT__LOCKED - WEFT__WAITER);
+	return join(&rec);
 }
 
 int weft_group_init(weft_group *g)
@@ -171,19 +304,39 @@ int weft_group_wait(weft_group *g)
 	if (!g)
 		return WEFT_EINVAL;
 	_Atomic uint32_t *w = pending_word(g);
+	uint32_t p = atomic_load_explicit(w, memory_order_acquire);
+	int spins = 0;
 	for (;;) {
-		uint32_t p = atomic_load_explicit(w, memory_order_acquire);
-		if (p < WEFT__GROUP_ONE) {
-			/* Done: clear our waiter bit for the group's next use. */
-			if (p == 0 || atomic_compare_exchange_weak(w, &p, 0))
-				return 0;
-			continue;
+		if (p < WEFT__GROUP_ONE)
+			return 0;
+		if (p & WEFT__GROUP_LOCKED) {
+			pause_briefly(&spins);
+			p = atomic_load_explicit(w, memory_order_acquire);
+		} else if (atomic_compare_exchange_weak_explicit(w, &p, p | WEFT__GROUP_LOCKED,
+		                                                 memory_order_acquire,
+		                                                 memory_order_acquire)) {
+			break;
 		}
-		if (!(p & WEFT__GROUP_WAITER) &&
-		    !atomic_compare_exchange_weak(w, &p, p | WEFT__GROUP_WAITER))
-			continue;
-		weft__word_wait(w, p | WEFT__GROUP_WAITER);
 	}
+	weft__waiter rec;
+	weft__waiter_init(&rec, NULL);
+	rec.next = g->waiters_;
+	g->waiters_ = &rec;
+	/* Unlock, setting WAITER. Without WAITER the last finisher does not
+	 * wait for the lock, so the count may have reached zero meanwhile:
+	 * then nobody will wake this record, and it leaves the list itself. */
+	p = atomic_load_explicit(w, memory_order_acquire);
+	for (;;) {
+		if (p < WEFT__GROUP_ONE) {
+			g->waiters_ = rec.next;
+			atomic_fetch_sub(w, WEFT__GROUP_LOCKED);
+			return 0;
+		}
+		if (atomic_compare_exchange_weak(w, &p,
+		                                 (p | WEFT__GROUP_WAITER) & ~WEFT__GROUP_LOCKED))
+			break;
+	}
+	return join(&rec);
 }
 
 long weft_group_pending(const weft_group *g)

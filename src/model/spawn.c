@@ -30,6 +30,10 @@ typedef struct spawn {
 	pthread_mutex_t lock;
 	pthread_cond_t idle; /* signalled when finished catches up with posted */
 	weft__readyq ready;  /* tasks waiting for a free slot */
+	/* Posted by tasks while every slot was busy, newest first: a task
+	 * waiting inside its task runs these first (spawn_help); everyone
+	 * else sees them in the ready queue, in post order (take_next). */
+	weft_task *recent;
 	uint64_t posted, finished, cancelled, threads_created;
 	int nslots;
 	slot slots[];
@@ -41,6 +45,25 @@ static size_t state_size(int nslots)
 }
 
 static void *task_thread(void *arg);
+
+/* The next queued task by the policy, recent posts included. Caller holds
+ * m->lock. */
+static weft_task *take_next(spawn *m)
+{
+	weft_task *in_order = NULL;
+	while (m->recent) {
+		weft_task *t = m->recent;
+		m->recent = t->next_;
+		t->next_ = in_order;
+		in_order = t;
+	}
+	while (in_order) {
+		weft_task *next = in_order->next_;
+		weft__readyq_push(&m->ready, in_order);
+		in_order = next;
+	}
+	return weft__readyq_pop(&m->ready);
+}
 
 /* Starts a thread for t in s. Caller holds m->lock. */
 static int launch(spawn *m, slot *s, weft_task *t)
@@ -90,7 +113,7 @@ static void *task_thread(void *arg)
 		pthread_mutex_lock(&m->lock);
 		m->finished++;
 		m->cancelled += !ran;
-		weft_task *next = weft__readyq_pop(&m->ready);
+		weft_task *next = take_next(m);
 		if (next) {
 			weft__dequeued(rt, 1);
 			s->joinable = true; /* this thread, for the successor to join */
@@ -131,10 +154,13 @@ static int spawn_submit(weft_rt *rt, weft_task *t, bool from_task)
 	for (int i = 0; i < m->nslots && !free_slot; i++)
 		if (!m->slots[i].busy)
 			free_slot = &m->slots[i];
-	if (free_slot && m->ready.len == 0) {
+	if (free_slot && m->ready.len == 0 && !m->recent) {
 		if ((rc = launch(m, free_slot, t)) != 0)
 			goto out;
 		weft__dequeued(rt, 1);
+	} else if (from_task) {
+		t->next_ = m->recent;
+		m->recent = t;
 	} else {
 		weft__readyq_push(&m->ready, t);
 	}
@@ -207,6 +233,44 @@ static int spawn_start(weft_rt *rt)
 	return 0;
 }
 
+/* A task thread waiting inside its task (task.c) runs a queued task
+ * itself: tasks are queued only while every slot is busy, which is when
+ * waiting parents would otherwise wait for ever. The newest post from a
+ * task first (most likely the child it waits for), so nested waits go
+ * depth-first and stay as deep as the fork-join tree. */
+static bool spawn_help(weft_rt *rt)
+{
+	spawn *m = rt->model_state;
+	pthread_mutex_lock(&m->lock);
+	weft_task *t = m->recent;
+	if (t)
+		m->recent = t->next_;
+	else
+		t = weft__readyq_pop(&m->ready);
+	if (t)
+		weft__dequeued(rt, 1);
+	pthread_mutex_unlock(&m->lock);
+	if (!t)
+		return false;
+	bool ran = weft__run_task(rt, t);
+	pthread_mutex_lock(&m->lock);
+	m->finished++;
+	m->cancelled += !ran;
+	if (m->finished == m->posted)
+		pthread_cond_broadcast(&m->idle);
+	pthread_mutex_unlock(&m->lock);
+	return true;
+}
+
+static bool spawn_has_queued(weft_rt *rt)
+{
+	spawn *m = rt->model_state;
+	pthread_mutex_lock(&m->lock);
+	bool queued = m->ready.len > 0 || m->recent;
+	pthread_mutex_unlock(&m->lock);
+	return queued;
+}
+
 static void spawn_stats(weft_rt *rt, weft_stats *s)
 {
 	spawn *m = rt->model_state;
@@ -225,4 +289,6 @@ const weft__model_ops weft__model_spawn = {
         .stop = spawn_stop,
         .release = spawn_release,
         .stats = spawn_stats,
+        .help = spawn_help,
+        .has_queued = spawn_has_queued,
 };

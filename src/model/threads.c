@@ -543,6 +543,54 @@ static void threads_stop(weft_rt *rt)
 	stop_workers(m, m->nworkers);
 }
 
+/* The newest post not yet in the ready queue, or NULL. Under the lock,
+ * which every other taker of the inbox holds too: a task can only be
+ * posted again after a taker ran it, so the CAS cannot be fooled by a head
+ * that left and came back (ABA). */
+static weft_task *take_newest(threads *m)
+{
+	if (!atomic_load_explicit(&m->inbox, memory_order_relaxed))
+		return NULL;
+	weft__lock_acquire(&m->lock);
+	weft_task *t = atomic_load_explicit(&m->inbox, memory_order_acquire);
+	while (t && !atomic_compare_exchange_weak_explicit(&m->inbox, &t, t->next_,
+	                                                   memory_order_acquire,
+	                                                   memory_order_acquire))
+		;
+	weft__lock_release(&m->lock);
+	return t;
+}
+
+/* A worker waiting inside a task (task.c) runs one task: the newest post
+ * first, which is most likely what it waits for (a child it just posted),
+ * so that nested waits go depth-first and stay as deep as the fork-join
+ * tree; then as its loop would, from its batch, another's, or the queue. */
+static bool threads_help(weft_rt *rt)
+{
+	threads *m = rt->model_state;
+	worker *w = &m->workers[weft__tls.index];
+	weft_task *t = take_newest(m);
+	if (t)
+		weft__dequeued(rt, 1);
+	else if (!(t = next_task(m, w)))
+		return false;
+	uint64_t cancelled = !weft__run_task(rt, t);
+	atomic_store_explicit(&w->cancelled, w->cancelled + cancelled, memory_order_relaxed);
+	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+	return true;
+}
+
+static bool threads_has_queued(weft_rt *rt)
+{
+	threads *m = rt->model_state;
+	return has_work(m) || stealable(m);
+}
+
+static void threads_print_stats(const weft_stats *s, FILE *out)
+{
+	fprintf(out, "weft: steals %llu\n", (unsigned long long)s->steals);
+}
+
 static void threads_stats(weft_rt *rt, weft_stats *s)
 {
 	threads *m = rt->model_state;
@@ -568,4 +616,7 @@ const weft__model_ops weft__model_threads = {
         .stop = threads_stop,
         .release = threads_release,
         .stats = threads_stats,
+        .print_stats = threads_print_stats,
+        .help = threads_help,
+        .has_queued = threads_has_queued,
 };

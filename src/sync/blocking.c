@@ -1,4 +1,4 @@
-/* weft/blocking.h: on a fiber, the fiber model parks it; on any other
+/* weft/blocking.h: on a fiber, the fiber engine parks it; on any other
  * thread, the thread blocks. */
 #include <errno.h>
 #include <poll.h>
@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "fiber/engine.h"
 #include "sync/waiter.h"
 #include <weft/blocking.h>
 
@@ -105,7 +106,7 @@ int weft_blocking(void (*fn)(void *arg), void *arg)
 		fn(arg); /* a kernel thread, or no helper to be had: block here */
 		return 0;
 	}
-	weft__waiter_park(&c.waiter);
+	weft__waiter_park_for(&c.waiter, WEFT__WAIT_BLOCKING);
 	pthread_join(helper, NULL);
 	return 0;
 }

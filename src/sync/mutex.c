@@ -6,10 +6,12 @@
 #include "core/internal.h"
 #include "sync/waiter.h"
 
-/* Only fibers count what they hold (see weft__thread_ctx.mutexes_held). */
+/* What the running task holds (weft__thread_ctx.mutexes_held): a fiber's
+ * tick defers preempting a holder; a kernel thread does not run other tasks
+ * while it waits holding one (task.c). */
 static void held(int delta)
 {
-	if (weft__tls.fiber && weft__tls.mutexes_held + delta >= 0) {
+	if (weft__tls.mutexes_held + delta >= 0) {
 		weft__tls.mutexes_held += delta;
 		weft__tls.mutex_locks += delta > 0;
 	}

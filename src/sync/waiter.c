@@ -1,13 +1,17 @@
-/* Kernel-thread waiters: a futex word per waiter, so a wake-up goes to
- * exactly the thread chosen (FIFO) and no other thread is disturbed.
+/* Waiters (waiter.h). A fiber parks through the fiber engine. A kernel
+ * thread sleeps on its record's futex word, so a wake-up goes to exactly
+ * the thread chosen (FIFO) and no other thread is disturbed.
  *
- * A waiter spins a little before it sleeps, and says when it sleeps, so
- * that a hand-off to a waiter that is still spinning costs a store and a
- * cache-line transfer instead of a futex wake and a sleeping thread's
- * wake-up (microseconds each). Under contention on a mutex with short
- * critical sections, that is the difference between a FIFO hand-off mutex
- * being tens of times slower than a barging one and being close to it. */
+ * A kernel thread spins a little before it sleeps, and says when it
+ * sleeps, so that a hand-off to a waiter that is still spinning costs a
+ * store and a cache-line transfer instead of a futex wake and a sleeping
+ * thread's wake-up (microseconds each). Under contention on a mutex with
+ * short critical sections, that is the difference between a FIFO hand-off
+ * mutex being tens of times slower than a barging one and being close to
+ * it. */
 #include <stddef.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "core/futex.h"
 #include "core/spin.h"
@@ -19,24 +23,92 @@ _Static_assert(offsetof(weft__sync, lock) == 0 && sizeof(weft__lock) == sizeof(u
 enum { WAITING = 0, WOKEN = 1, SLEEPING = 2 };
 
 #define WAITER_SPINS 300 /* pauses: about 10 us on this EPYC (33 ns each) */
+/* How long every worker must stay blocked, with tasks queued, before weft
+ * calls it a deadlock: longer than any ordinary wait for a hand-off. */
+#define DEADLOCK_AFTER_NS 1000000000
 
-void weft__waiter_park(weft__waiter *w)
+static int64_t now_ns(void)
 {
-	if (w->fiber) {
-		weft__fiber_park(w->fiber);
-		return;
-	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+bool weft__waiter_woken(weft__waiter *w)
+{
+	return atomic_load_explicit(&w->woken, memory_order_acquire) == WOKEN;
+}
+
+/* Spins, then moves w to SLEEPING; false when woken meanwhile. */
+static bool spin_then_announce(weft__waiter *w)
+{
 	for (int i = 0; i < WAITER_SPINS; i++) {
-		if (atomic_load_explicit(&w->woken, memory_order_acquire) == WOKEN)
-			return;
+		if (weft__waiter_woken(w))
+			return false;
 		weft__cpu_relax();
 	}
 	uint32_t s = WAITING;
-	if (!atomic_compare_exchange_strong_explicit(&w->woken, &s, SLEEPING, memory_order_acquire,
-	                                             memory_order_acquire))
-		return; /* woken meanwhile */
-	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN)
-		weft__futex_wait(&w->woken, SLEEPING, -1);
+	return atomic_compare_exchange_strong_explicit(&w->woken, &s, SLEEPING,
+	                                               memory_order_acquire,
+	                                               memory_order_acquire) ||
+	       s == SLEEPING;
+}
+
+void weft__waiter_sleep(weft__waiter *w, int64_t timeout_ns)
+{
+	if (spin_then_announce(w))
+		weft__futex_wait(&w->woken, SLEEPING, timeout_ns);
+}
+
+static bool all_blocked(weft_rt *rt)
+{
+	return atomic_load(&rt->blocked) >= rt->cfg.workers && rt->model->has_queued &&
+	       rt->model->has_queued(rt);
+}
+
+static void report_deadlock(weft_rt *rt)
+{
+	int no = 0;
+	if (!atomic_compare_exchange_strong(&rt->deadlock_reported, &no, 1))
+		return;
+	fprintf(stderr,
+	        "weft: every worker of this runtime (model %s, %d worker(s)) has been blocked in a "
+	        "weft wait for a second while tasks are queued that no worker can take: likely a "
+	        "deadlock (a task waiting on a semaphore, mutex, condition or channel that only a "
+	        "queued task would release). Use more workers, a fiber model (WEFT_MODEL=fibers "
+	        "or mn), or post the releasing task first (docs/models.md, \"Waiting inside "
+	        "tasks\")\n",
+	        rt->model->name, rt->cfg.workers);
+}
+
+void weft__waiter_park_for(weft__waiter *w, weft__wait_reason why)
+{
+	if (w->fiber) {
+		weft__fiber_park(w->fiber, why);
+		return;
+	}
+	if (!spin_then_announce(w))
+		return;
+	weft_rt *rt = weft__tls.rt; /* a worker's runtime outlives its workers */
+	if (rt)
+		atomic_fetch_add(&rt->blocked, 1);
+	int64_t since = -1;
+	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {
+		int64_t timeout = -1;
+		if (rt && all_blocked(rt)) {
+			int64_t now = now_ns();
+			if (since < 0)
+				since = now;
+			else if (now - since >= DEADLOCK_AFTER_NS)
+				report_deadlock(rt);
+			timeout = DEADLOCK_AFTER_NS / 4;
+		} else {
+			since = -1;
+		}
+		weft__futex_wait(&w->woken, SLEEPING, timeout);
+	}
+	if (rt)
+		atomic_fetch_sub(&rt->blocked, 1);
 }
 
 void weft__waiter_unpark(weft__waiter *w)

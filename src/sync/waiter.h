@@ -4,7 +4,8 @@
  * differently (a fiber that parks instead of sleeping) changes this file
  * and nothing above it.
  *
- * Today every waiter is a kernel thread sleeping on a futex word. */
+ * A waiter is a fiber, which parks (src/fiber/engine.h), or a kernel thread,
+ * which sleeps on the record's futex word. */
 #ifndef WEFT_SRC_SYNC_WAITER_H
 #define WEFT_SRC_SYNC_WAITER_H
 
@@ -13,13 +14,14 @@
 
 #include "core/internal.h"
 #include "core/lock.h"
+#include "fiber/engine.h"
 
 typedef struct weft__waiter {
 	struct weft__waiter *next;
 	_Atomic uint32_t woken; /* futex word: 0 waiting, 1 woken, 2 asleep */
 	int result;             /* set by the waker before unpark */
 	void *data;             /* hand-off payload, primitive-specific */
-	void *fiber;            /* the parked fiber, or NULL for a kernel thread */
+	weft__fiber *fiber;     /* the parked fiber, or NULL for a kernel thread */
 } weft__waiter;
 
 static inline void weft__waiter_init(weft__waiter *w, void *data)
@@ -32,8 +34,22 @@ static inline void weft__waiter_init(weft__waiter *w, void *data)
 }
 
 /* Blocks until weft__waiter_unpark(w); then w->result and whatever the
- * waker wrote before are visible. */
-void weft__waiter_park(weft__waiter *w);
+ * waker wrote before are visible. why: what the fiber waits for (traces).
+ * A kernel thread that is a runtime's worker counts itself blocked while it
+ * sleeps: when every worker is, and tasks are queued, weft says so once on
+ * stderr (a likely deadlock) instead of hanging silently. */
+void weft__waiter_park_for(weft__waiter *w, weft__wait_reason why);
+
+static inline void weft__waiter_park(weft__waiter *w)
+{
+	weft__waiter_park_for(w, WEFT__WAIT_SYNC);
+}
+
+/* Kernel threads: whether w was unparked, and a sleep of at most
+ * timeout_ns waiting for it (it may return early), for a waiter that
+ * looks for other work meanwhile. */
+bool weft__waiter_woken(weft__waiter *w);
+void weft__waiter_sleep(weft__waiter *w, int64_t timeout_ns);
 
 /* Wakes w. w may be gone as soon as this returns (its owner returns from
  * park and its stack frame ends), so the caller reads nothing of w after. */

@@ -1,0 +1,679 @@
+/* The fiber engine (engine.h): fibers, the worker loop, and the blocking
+ * calls of the fiber models.
+ *
+ * The worker loop runs on whichever fiber the worker is on. It picks the
+ * next task from the model; an unstarted task runs right there, on the
+ * loop's own fiber, so a task that never waits costs no switch. A task
+ * that parks, yields or is preempted keeps its fiber; the worker then goes
+ * on (switch_away) with the next fiber to resume, or else a loop fiber: a
+ * spare, a new one, or the thread's own stack (main), which is always
+ * there because it never runs a task. When the loop picks a started task,
+ * the loop fiber has nothing on it: it becomes a spare (or ends) and the
+ * worker switches to the task's fiber. A fiber that ends cannot free its
+ * own stack; the next one to run does (reap).
+ *
+ * Per-thread state that belongs to the running task (weft__tls.task, the
+ * preemption guard, the weft_mutex hold count) is saved across every
+ * switch by the fiber that switches (switch_away). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fiber/engine.h"
+#include "obs/latency.h"
+#include "obs/probes.h"
+#include "obs/trace.h"
+
+#define STACK_CACHE 1024 /* free stacks a worker keeps for reuse */
+#define MAX_SPARES  8    /* loop fibers kept ready to go on */
+/* Quanta a fiber holding a weft_mutex may overrun before it is preempted
+ * anyway: enough to get out of an ordinary critical section, bounded so a
+ * fiber that keeps a mutex locked cannot keep the worker. */
+#define MUTEX_GRACE_TICKS 2
+
+const char *weft__fiber_state_name(weft__fiber_state s)
+{
+	static const char *const names[] = {
+	        [WEFT__FIBER_RUNNING] = "running",         [WEFT__FIBER_READY] = "ready",
+	        [WEFT__FIBER_READY_WOKEN] = "ready-woken", [WEFT__FIBER_PARKED] = "parked",
+	        [WEFT__FIBER_WOKEN] = "woken",
+	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == WEFT__FIBER_STATE_COUNT,
+	               "a name per fiber state");
+	return (unsigned)s < WEFT__FIBER_STATE_COUNT ? names[s] : "?";
+}
+
+const char *weft__wait_reason_name(weft__wait_reason r)
+{
+	static const char *const names[] = {
+	        [WEFT__WAIT_SYNC] = "sync",   [WEFT__WAIT_JOIN] = "join",
+	        [WEFT__WAIT_SLEEP] = "sleep", [WEFT__WAIT_FD] = "fd",
+	        [WEFT__WAIT_BLOCKING] = "blocking",
+	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == WEFT__WAIT_REASON_COUNT,
+	               "a name per wait reason");
+	return (unsigned)r < WEFT__WAIT_REASON_COUNT ? names[r] : "?";
+}
+
+/* Counters written by the worker only: a plain increment, no locked RMW. */
+static void bump(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+	                      memory_order_relaxed);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t clock_now(const weft__fworker *w)
+{
+	return w->virtual_time ? w->vnow : now_ns();
+}
+
+static bool on_worker(const weft__fworker *w)
+{
+	return weft__tls.rt == w->rt && weft__tls.index == w->index;
+}
+
+/* ------------------------------------------------------------ fibers */
+
+static void loop_entry(void *arg);
+
+static weft__fiber *fiber_new(weft__fworker *w)
+{
+	weft__stack *s = weft__stack_get(&w->stacks);
+	if (!s)
+		return NULL;
+	uintptr_t top = (uintptr_t)s->base + s->size;
+	weft__fiber *f = (weft__fiber *)((top - sizeof(weft__fiber)) & ~(uintptr_t)63);
+	memset(f, 0, sizeof(*f));
+	f->stack = s;
+	f->home = w;
+	f->wait_fd = -1;
+	size_t usable = ((uintptr_t)f - (uintptr_t)s->base) & ~(size_t)15;
+	weft__context_make(&f->ctx, s->base, usable, loop_entry, f);
+	return f;
+}
+
+static void fiber_free(weft__fworker *w, weft__fiber *f)
+{
+	weft__context_release(&f->ctx);
+	weft__stack_put(&w->stacks, f->stack);
+}
+
+/* Frees the fiber that ended to let the caller run. */
+static void reap(weft__fworker *w)
+{
+	if (w->zombie) {
+		fiber_free(w, w->zombie);
+		w->zombie = NULL;
+	}
+}
+
+/* A fiber to go on with the loop: a spare, a new one, or the thread's own. */
+static weft__fiber *loop_fiber(weft__fworker *w)
+{
+	weft__fiber *f = w->spares;
+	if (f) {
+		w->spares = f->next_spare;
+		w->nspares--;
+		return f;
+	}
+	f = fiber_new(w);
+	return f ? f : &w->main;
+}
+
+/* Bookkeeping for g becoming the running fiber, just before the switch. */
+static void enter(weft__fworker *w, weft__fiber *g)
+{
+	/* Only a fiber preempted between queueing itself as a waiter and
+	 * parking can be woken while READY: everyone else takes the plain
+	 * store, no locked instruction. */
+	if (g->preempted) {
+		g->preempted = false;
+		if (atomic_exchange(&g->state, WEFT__FIBER_RUNNING) == WEFT__FIBER_READY_WOKEN)
+			atomic_store(&g->state, WEFT__FIBER_WOKEN); /* for its next park */
+	} else {
+		atomic_store_explicit(&g->state, WEFT__FIBER_RUNNING, memory_order_relaxed);
+	}
+	g->joining = false;
+	if (g->task) {
+		weft__trace(w->rt, WEFT__TRACE_BEGIN, g->task, false);
+		WEFT__PROBE2(fiber__switch, weft__tls.task, g->task);
+	}
+	w->current = g;
+	weft__tls.fiber = g;
+	weft__stack_set_current(g->stack, g->task);
+	bump(&w->switches, 1);
+}
+
+/* The next task to start or resume: wake-ups from other threads, expired
+ * timers and the periodic boost first, then the model's choice. */
+static void expire_timers(weft__fworker *w);
+static void maybe_boost(weft__fworker *w);
+
+static weft_task *pick(weft__fworker *w)
+{
+	for (weft_task *t = weft__inbox_take(&w->inbox); t;) {
+		weft_task *next = t->next_;
+		w->ops->ready(w, t, WEFT__READY_ARRIVED);
+		t = next;
+	}
+	expire_timers(w);
+	maybe_boost(w);
+	return w->ops->next(w);
+}
+
+/* Runs an unstarted task on the calling loop fiber f. */
+static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
+{
+	weft_rt *rt = w->rt;
+	weft__dequeued(rt, 1);
+	f->task = t;
+	t->fiber_ = f;
+	weft__stack_set_current(f->stack, t);
+	bool segment = rt->trace != NULL;
+	if (segment)
+		weft__trace(rt, WEFT__TRACE_BEGIN, t, true);
+	weft__tls.nopreempt = 0;
+	weft__tls.mutexes_held = 0;
+	bool ran = weft__run_task(rt, t);
+	weft__tls.nopreempt = 1;
+	/* The task may have parked and resumed meanwhile: f is still the
+	 * running fiber (fibers never change under a task), but w->current
+	 * was switched around. */
+	if (segment)
+		weft__trace(rt, WEFT__TRACE_END, NULL, false);
+	f->task = NULL;
+	weft__stack_set_current(f->stack, NULL);
+	bump(&w->cancelled, !ran);
+	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+}
+
+/* On main, which never runs tasks: hands t to a loop fiber. */
+static void start_elsewhere(weft__fworker *w, weft_task *t)
+{
+	weft__fiber *g = w->spares;
+	if (g) {
+		w->spares = g->next_spare;
+		w->nspares--;
+	} else if (!(g = fiber_new(w))) {
+		/* No stack now (the mapping limit, said on stderr): let
+		 * parked fibers finish and free some, then retry. */
+		w->ops->ready(w, t, WEFT__READY_ARRIVED);
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+		return;
+	}
+	g->first = t;
+	enter(w, g);
+	weft__context_switch(&w->main.ctx, &g->ctx);
+	reap(w);
+}
+
+/* From a loop fiber with nothing on it: go to g, a started task's fiber. */
+static void resume_from_loop(weft__fworker *w, weft__fiber *self, weft__fiber *g)
+{
+	enter(w, g);
+	if (self == &w->main) {
+		weft__context_switch(&self->ctx, &g->ctx);
+	} else if (w->nspares < MAX_SPARES) {
+		self->next_spare = w->spares;
+		w->spares = self;
+		w->nspares++;
+		weft__context_switch(&self->ctx, &g->ctx);
+	} else {
+		w->zombie = self;
+		weft__context_switch(NULL, &g->ctx); /* never returns */
+	}
+	reap(w);
+}
+
+/* The worker loop, on the current fiber; returns (on main) when the model
+ * says stop. */
+static void loop(weft__fworker *w)
+{
+	for (;;) {
+		weft__fiber *self = w->current;
+		weft_task *t = self->first;
+		self->first = NULL;
+		if (!t)
+			t = pick(w);
+		if (!t) {
+			if (w->ops->idle(w))
+				continue;
+			if (self == &w->main)
+				return;
+			w->zombie = self; /* main ends the worker */
+			enter(w, &w->main);
+			weft__context_switch(NULL, &w->main.ctx);
+		}
+		if (t->fiber_)
+			resume_from_loop(w, self, t->fiber_);
+		else if (self == &w->main)
+			start_elsewhere(w, t);
+		else
+			run_inline(w, self, t);
+	}
+}
+
+static void loop_entry(void *arg)
+{
+	weft__fiber *f = arg;
+	reap(f->home);
+	loop(f->home);
+}
+
+/* The running fiber f (with a task) is parked or queued: go on with the
+ * next fiber, and return when f runs again, with the per-task thread state
+ * restored. */
+static void switch_away(weft__fworker *w, weft__fiber *f)
+{
+	weft_task *task = weft__tls.task;
+	int nopreempt = weft__tls.nopreempt, mutexes_held = weft__tls.mutexes_held;
+	weft__trace(w->rt, WEFT__TRACE_END, NULL, false);
+	weft_task *next = pick(w);
+	weft__fiber *g;
+	if (next && next->fiber_ == f) { /* woken already, or alone */
+		enter(w, f);
+		return;
+	}
+	if (next && next->fiber_) {
+		g = next->fiber_;
+	} else {
+		g = loop_fiber(w);
+		g->first = next;
+	}
+	enter(w, g);
+	weft__context_switch(&f->ctx, &g->ctx);
+	reap(w);
+	weft__tls.mutexes_held = mutexes_held;
+	weft__tls.nopreempt = nopreempt;
+	weft__tls.task = task;
+}
+
+/* ------------------------------------------------------------ blocking */
+
+void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
+{
+	weft__fworker *w = f->home;
+	weft__tls.nopreempt++;
+	int running = WEFT__FIBER_RUNNING;
+	if (!atomic_compare_exchange_strong(&f->state, &running, WEFT__FIBER_PARKED)) {
+		/* woken before it could park */
+		atomic_store_explicit(&f->state, WEFT__FIBER_RUNNING, memory_order_relaxed);
+		weft__tls.nopreempt--;
+		return;
+	}
+	f->reason = why;
+	if (why == WEFT__WAIT_JOIN) {
+		f->joining = true;
+		if (w->ops->join)
+			w->ops->join(w);
+	}
+	bump(&w->parks, 1);
+	weft__trace(w->rt, WEFT__TRACE_PARK, NULL, false);
+	WEFT__PROBE1(fiber__park, f->task);
+	switch_away(w, f);
+	weft__tls.nopreempt--;
+}
+
+void weft__fiber_unpark(weft__fiber *f)
+{
+	weft__fworker *w = f->home; /* read before the fiber can run and end */
+	weft_task *t = f->task;
+	weft__tls.nopreempt++; /* ready may push to this worker's queue */
+	int s = atomic_load(&f->state);
+	for (;;) {
+		if (s == WEFT__FIBER_PARKED) {
+			if (atomic_compare_exchange_weak(&f->state, &s, WEFT__FIBER_READY)) {
+				weft__trace(w->rt, WEFT__TRACE_WAKE, NULL, false);
+				atomic_fetch_add_explicit(&w->unparks, 1, memory_order_relaxed);
+				WEFT__PROBE1(fiber__wake, t);
+				if (on_worker(w))
+					w->ops->ready(w, t, WEFT__READY_WOKEN);
+				else
+					weft__fworker_push_remote(w, t);
+				break;
+			}
+		} else if (s == WEFT__FIBER_RUNNING) {
+			/* Not switched out yet: its park will see WOKEN. */
+			if (atomic_compare_exchange_weak(&f->state, &s, WEFT__FIBER_WOKEN))
+				break;
+		} else if (s == WEFT__FIBER_READY) {
+			/* Queued already (preempted after it queued itself as a
+			 * waiter): its next park returns at once. */
+			if (atomic_compare_exchange_weak(&f->state, &s, WEFT__FIBER_READY_WOKEN))
+				break;
+		} else {
+			break; /* already woken */
+		}
+	}
+	weft__tls.nopreempt--;
+}
+
+void weft__fiber_yield(void)
+{
+	weft__fiber *f = weft__fiber_current();
+	weft__fworker *w = f->home;
+	weft__tls.nopreempt++;
+	weft__trace(w->rt, WEFT__TRACE_YIELD, NULL, false);
+	/* A fiber that yields is in no wait queue (weft queues a waiter only
+	 * right before parking it), so nobody can wake it meanwhile. */
+	atomic_store_explicit(&f->state, WEFT__FIBER_READY, memory_order_relaxed);
+	w->ops->ready(w, f->task, WEFT__READY_YIELDED);
+	switch_away(w, f);
+	weft__tls.nopreempt--;
+}
+
+void weft__fiber_sleep(int64_t ns)
+{
+	weft__fiber *f = weft__fiber_current();
+	weft__fworker *w = f->home;
+	weft__tls.nopreempt++;
+	weft__timers_add(&w->timers, &f->timer, clock_now(w) + ns);
+	weft__fiber_park(f, WEFT__WAIT_SLEEP);
+	weft__tls.nopreempt--;
+}
+
+int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
+{
+	weft__fiber *f = weft__fiber_current();
+	weft__fworker *w = f->home;
+	weft__tls.nopreempt++;
+	if (weft__poller_arm(&w->poller, fd, events, f) != 0) {
+		weft__tls.nopreempt--;
+		return WEFT_EINVAL;
+	}
+	f->wait_fd = fd;
+	f->wait_result = 0;
+	if (timeout_ns >= 0)
+		weft__timers_add(&w->timers, &f->timer, clock_now(w) + timeout_ns);
+	w->fd_waits++;
+	weft__fiber_park(f, WEFT__WAIT_FD);
+	w->fd_waits--;
+	f->wait_fd = -1;
+	weft__tls.nopreempt--;
+	return f->wait_result;
+}
+
+static void fd_ready(void *token, short revents, void *ctx)
+{
+	weft__fworker *w = ctx;
+	weft__fiber *f = token;
+	weft__timers_remove(&w->timers, &f->timer);
+	f->wait_result = revents;
+	weft__fiber_unpark(f);
+}
+
+static void expire_timers(weft__fworker *w)
+{
+	if (weft__timers_next(&w->timers) == INT64_MAX)
+		return;
+	int64_t now = clock_now(w);
+	weft__timer *tm;
+	while ((tm = weft__timers_pop_expired(&w->timers, now))) {
+		weft__fiber *f = (weft__fiber *)((char *)tm - offsetof(weft__fiber, timer));
+		if (f->wait_fd >= 0) {
+			weft__poller_disarm(&w->poller, f->wait_fd);
+			f->wait_result = WEFT_ETIMEDOUT;
+		}
+		weft__fiber_unpark(f);
+	}
+}
+
+/* ------------------------------------------------------------ queues */
+
+void weft__fworker_post_local(weft__fworker *w, weft_task *t)
+{
+	t->fiber_ = NULL;
+	bump(&w->posted, 1);
+	weft__tls.nopreempt++;
+	w->ops->ready(w, t, WEFT__READY_POSTED);
+	weft__tls.nopreempt--;
+}
+
+void weft__fworker_push_remote(weft__fworker *w, weft_task *t)
+{
+	weft__inbox_push(&w->inbox, t);
+	if (atomic_load(&w->sleeping)) /* seq_cst: pairs with weft__fworker_sleep */
+		weft__poller_wake(&w->poller);
+}
+
+weft__fworker *weft__fworker_self(weft_rt *rt)
+{
+	weft__fiber *f = weft__fiber_current();
+	return f && weft__tls.rt == rt ? f->home : NULL;
+}
+
+void weft__fworker_wake(weft__fworker *w)
+{
+	weft__poller_wake(&w->poller);
+}
+
+bool weft__fworker_has_pending(weft__fworker *w)
+{
+	return w->timers.root != NULL || w->fd_waits > 0;
+}
+
+/* Sleeps in the poller until the next timer, an fd event or a wake-up.
+ * Under virtual time, when no fd can wake anybody, only a post could come
+ * before the next timer: look once without sleeping, then jump the clock
+ * to the timer. */
+void weft__fworker_sleep(weft__fworker *w)
+{
+	atomic_store(&w->sleeping, 1); /* seq_cst: pairs with push_remote */
+	if (!weft__inbox_empty(&w->inbox)) {
+		atomic_store(&w->sleeping, 0);
+		return;
+	}
+	int64_t next = weft__timers_next(&w->timers);
+	int64_t timeout = -1;
+	if (next != INT64_MAX) {
+		timeout = next - clock_now(w);
+		if (timeout < 0 || (w->virtual_time && w->fd_waits == 0))
+			timeout = 0;
+	}
+	uint64_t unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
+	bump(&w->sleeps, 1);
+	weft__ticker_idle(&w->ticker, true);
+	weft__idle_begin(w->rt, w->index);
+	weft__poller_wait(&w->poller, timeout, fd_ready, w);
+	weft__idle_end(w->rt, w->index);
+	weft__ticker_idle(&w->ticker, false);
+	atomic_store(&w->sleeping, 0);
+	if (w->virtual_time && next != INT64_MAX && next > w->vnow &&
+	    weft__inbox_empty(&w->inbox) &&
+	    atomic_load_explicit(&w->unparks, memory_order_relaxed) == unparks)
+		w->vnow = next;
+}
+
+/* ------------------------------------------------------------ quanta */
+
+/* Runs in the signal handler of the worker's quantum clock (preempt.h),
+ * interrupting whatever the worker was doing. Every tick charges the
+ * running task a quantum (psjf, mlfq); under WEFT_PREEMPT=timer a fiber
+ * that has run through a whole tick interval is switched out if the
+ * interrupted code is a safe point, else at a later tick. */
+static void on_tick(void *ctx, uintptr_t pc)
+{
+	weft__fworker *w = ctx;
+	atomic_store_explicit(&w->ticks, atomic_load_explicit(&w->ticks, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	weft__fiber *f = weft__fiber_current();
+	if (!f || !f->task || weft__tls.nopreempt)
+		return; /* the loop, or weft's own critical section */
+	if (w->charges)
+		w->ops->charge(w, f->task);
+	uint64_t switches = atomic_load_explicit(&w->switches, memory_order_relaxed) +
+	                    atomic_load_explicit(&w->finished, memory_order_relaxed);
+	bool whole_quantum = switches == w->tick_switches;
+	w->tick_switches = switches;
+	if (!w->preempt || !whole_quantum)
+		return;
+	if (!weft__pc_in_app(pc)) {
+		bump(&w->deferred, 1); /* in libc or another library: next tick */
+		return;
+	}
+	if (weft__tls.mutexes_held) {
+		/* Grace is per hold: a fiber that locks and unlocks all the time
+		 * is caught holding at many ticks, each time a new hold. */
+		if (weft__tls.mutex_locks != w->held_lock_id) {
+			w->held_lock_id = weft__tls.mutex_locks;
+			w->held_ticks = 0;
+		}
+		if (w->held_ticks < MUTEX_GRACE_TICKS) {
+			w->held_ticks++;
+			bump(&w->deferred, 1);
+			return;
+		}
+	}
+	w->held_ticks = 0;
+	bump(&w->preemptions, 1);
+	weft__tls.nopreempt++;
+	weft__trace(w->rt, WEFT__TRACE_PREEMPT, NULL, false);
+	WEFT__PROBE1(fiber__preempt, f->task);
+	weft__ticker_unblock(); /* nopreempt is raised: ticks return at once */
+	/* A wake-up that came while it ran (WOKEN) or comes while it is
+	 * queued (READY_WOKEN, see unpark) is kept for its next park. */
+	if (atomic_exchange(&f->state, WEFT__FIBER_READY) == WEFT__FIBER_WOKEN)
+		atomic_store(&f->state, WEFT__FIBER_READY_WOKEN);
+	f->preempted = true;
+	w->ops->ready(w, f->task, WEFT__READY_YIELDED);
+	switch_away(w, f);
+	weft__tls.nopreempt--;
+}
+
+static void start_quantum_clock(weft__fworker *w)
+{
+	const weft_config *cfg = &w->rt->cfg;
+	w->preempt = cfg->preempt == WEFT_PREEMPT_TIMER;
+	if (!w->preempt && !w->charges)
+		return;
+	int64_t quantum = (int64_t)cfg->quantum_us * 1000;
+	int rc = weft__ticker_start(&w->ticker, quantum, on_tick, w);
+	if (rc) {
+		fprintf(stderr, "weft: no quantum clock (%s): fibers run cooperatively\n",
+		        weft_strerror(rc));
+		w->preempt = false;
+		return;
+	}
+	if (w->boosts) {
+		w->boost_every = cfg->mlfq_boost_us / cfg->quantum_us;
+		w->boost_every += w->boost_every == 0;
+		w->next_boost = w->boost_every;
+	}
+}
+
+/* mlfq's periodic boost, in quanta of busy worker time: a worker that idles
+ * has nobody to starve. */
+static void maybe_boost(weft__fworker *w)
+{
+	if (!w->boost_every)
+		return;
+	uint64_t ticks = atomic_load_explicit(&w->ticks, memory_order_relaxed);
+	if (ticks < w->next_boost)
+		return;
+	w->ops->boost(w);
+	w->next_boost = ticks + w->boost_every;
+}
+
+/* ------------------------------------------------------------ worker */
+
+static void *worker_main(void *arg)
+{
+	weft__fworker *w = arg;
+	weft__tls.rt = w->rt;
+	weft__tls.index = w->index;
+	weft__tls.nopreempt = 1; /* the loop is never preempted */
+	weft__worker_started(w->rt, w->index);
+	weft__context_init_thread(&w->main.ctx);
+	weft__stack_overflow_handler_install();
+	start_quantum_clock(w);
+	w->current = &w->main;
+	weft__tls.fiber = &w->main;
+	loop(w);
+	reap(w);
+	while (w->spares) {
+		weft__fiber *f = w->spares;
+		w->spares = f->next_spare;
+		fiber_free(w, f);
+	}
+	w->nspares = 0;
+	weft__ticker_stop(&w->ticker);
+	weft__worker_stopped(w->rt, w->index);
+	weft__context_release(&w->main.ctx);
+	weft__stack_set_current(NULL, NULL);
+	weft__tls.fiber = NULL;
+	weft__tls.nopreempt = 0;
+	weft__tls.rt = NULL;
+	weft__tls.index = -1;
+	return NULL;
+}
+
+int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops, void *model,
+                       int index)
+{
+	w->rt = rt;
+	w->ops = ops;
+	w->model = model;
+	w->index = index;
+	w->main.home = w;
+	w->main.wait_fd = -1;
+	weft__timers_init(&w->timers);
+	w->virtual_time = rt->cfg.policy == WEFT_POLICY_RANDOM && rt->seed_given;
+	int rc = weft__stack_pool_init(&w->stacks, rt->cfg.stack_size, STACK_CACHE);
+	if (rc)
+		return rc;
+	if ((rc = weft__poller_init(&w->poller)) != 0) {
+		weft__stack_pool_destroy(&w->stacks);
+		return rc;
+	}
+	w->poller_ok = true;
+	return 0;
+}
+
+int weft__fworker_start(weft__fworker *w)
+{
+	return weft__thread_create(&w->thread, worker_main, w);
+}
+
+void weft__fworker_join(weft__fworker *w)
+{
+	pthread_join(w->thread, NULL);
+}
+
+void weft__fworker_release(weft__fworker *w)
+{
+	if (!w->poller_ok)
+		return;
+	weft__stack_pool_destroy(&w->stacks);
+	weft__poller_destroy(&w->poller);
+	w->poller_ok = false;
+}
+
+void weft__fworker_stats(weft__fworker *w, weft_stats *s)
+{
+	uint64_t finished = atomic_load(&w->finished), cancelled = atomic_load(&w->cancelled);
+	s->posted += atomic_load(&w->posted);
+	s->run += finished - cancelled;
+	s->cancelled += cancelled;
+	s->sleeps += atomic_load(&w->sleeps);
+	s->switches += atomic_load(&w->switches);
+	s->preemptions += atomic_load(&w->preemptions);
+	s->parks += atomic_load(&w->parks);
+	s->unparks += atomic_load(&w->unparks);
+	s->steals += atomic_load(&w->steals);
+}
+
+void weft__fworker_print_stats(const weft_stats *s, FILE *out)
+{
+	fprintf(out, "weft: fiber switches %llu, preemptions %llu, parks %llu, unparks %llu\n",
+	        (unsigned long long)s->switches, (unsigned long long)s->preemptions,
+	        (unsigned long long)s->parks, (unsigned long long)s->unparks);
+	if (s->workers > 1)
+		fprintf(out, "weft: steals %llu\n", (unsigned long long)s->steals);
+}

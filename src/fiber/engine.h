@@ -1,0 +1,201 @@
+/* The fiber engine: what every fiber model shares. A fiber model (fibers,
+ * mn) owns one or more fiber workers (weft__fworker) and plugs into the
+ * engine with a small ops table that says where ready work is kept; the
+ * engine does everything else: the fiber record and its state machine,
+ * running tasks, parking, waking, yielding, sleeping, waiting for file
+ * descriptors, the quantum clock and preemption, virtual time.
+ *
+ * Tasks run on the worker's current fiber (as marl does): a task that
+ * never waits costs no context switch and no stack of its own. Only when a
+ * task waits, yields or is preempted does its fiber stay with it, and the
+ * worker continues on another fiber (a spare, a new one, or the worker's
+ * own thread stack, which never runs tasks and so is always free to go
+ * on). A fiber stays on the worker that started it: only unstarted tasks
+ * move between workers, so stacks, timers and pollers stay per worker.
+ *
+ * Parking is one atomic step on the fiber's state: RUNNING -> PARKED by
+ * CAS (an unpark that came first left WOKEN, and then the fiber does not
+ * park). A woken fiber is resumed only by its own worker, and that worker
+ * is the thread doing the park, so it cannot resume the fiber before the
+ * switch away has saved it: no second phase is needed. An unpark that
+ * finds the fiber queued to run again (yielded or preempted after it
+ * queued itself as a waiter) leaves READY_WOKEN, which its next park
+ * consumes. */
+#ifndef WEFT_SRC_FIBER_ENGINE_H
+#define WEFT_SRC_FIBER_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/inbox.h"
+#include "core/internal.h"
+#include "fiber/context.h"
+#include "fiber/preempt.h"
+#include "fiber/stack.h"
+#include "io/poller.h"
+#include "io/timers.h"
+
+/* The life of a fiber; the names appear in traces and dumps. */
+typedef enum weft__fiber_state {
+	WEFT__FIBER_RUNNING,     /* on its worker now */
+	WEFT__FIBER_READY,       /* queued to run again (yielded, preempted, woken) */
+	WEFT__FIBER_READY_WOKEN, /* queued, and woken meanwhile: its next park returns */
+	WEFT__FIBER_PARKED,      /* waiting for an unpark */
+	WEFT__FIBER_WOKEN,       /* unparked before it could park */
+	WEFT__FIBER_STATE_COUNT
+} weft__fiber_state;
+
+/* Why a fiber parks; the names appear in traces and dumps. */
+typedef enum weft__wait_reason {
+	WEFT__WAIT_SYNC,     /* a weft/sync.h primitive */
+	WEFT__WAIT_JOIN,     /* weft_wait or weft_group_wait */
+	WEFT__WAIT_SLEEP,    /* weft_sleep_ns */
+	WEFT__WAIT_FD,       /* weft_wait_fd */
+	WEFT__WAIT_BLOCKING, /* weft_blocking's helper thread */
+	WEFT__WAIT_REASON_COUNT
+} weft__wait_reason;
+
+const char *weft__fiber_state_name(weft__fiber_state s);
+const char *weft__wait_reason_name(weft__wait_reason r);
+
+typedef struct weft__fworker weft__fworker;
+
+typedef struct weft__fiber {
+	weft__context ctx;
+	weft__stack *stack; /* NULL for the worker's own thread stack */
+	weft__fworker *home;
+	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
+	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
+	_Atomic int state;
+	weft__wait_reason reason;
+	bool preempted; /* queued by a tick: may have become READY_WOKEN */
+	bool joining;   /* parked in a join: resumed before new work */
+	bool traced;    /* its task's first run segment is in the trace */
+	weft__timer timer;
+	int wait_fd; /* fd of a wait_fd in progress, or -1 */
+	int wait_result;
+	struct weft__fiber *next_spare;
+} weft__fiber;
+
+/* How a task became ready, for the model's ready op. */
+typedef enum weft__ready_how {
+	WEFT__READY_POSTED,  /* posted by a task running on this worker */
+	WEFT__READY_ARRIVED, /* from the inbox: an outside post or a wake-up from another thread */
+	WEFT__READY_WOKEN,   /* its fiber was unparked on this worker */
+	WEFT__READY_YIELDED, /* its fiber yielded or was preempted */
+} weft__ready_how;
+
+/* What a fiber model supplies. Every op runs on the worker's own thread. */
+typedef struct weft__fiber_ops {
+	/* t is ready to start (t->fiber_ == NULL) or to resume: keep it. */
+	void (*ready)(weft__fworker *w, weft_task *t, weft__ready_how how);
+	/* The next task to start or resume, or NULL when w has nothing. */
+	weft_task *(*next)(weft__fworker *w);
+	/* Nothing to run: wait for work (weft__fworker_sleep does the sleeping).
+	 * Returns false when the worker is to stop. */
+	bool (*idle)(weft__fworker *w);
+	/* Optional: the running fiber is about to park in a join (weft_wait,
+	 * weft_group_wait) for tasks it may have posted. */
+	void (*join)(weft__fworker *w);
+	/* Optional: the quantum clock charged t a quantum (psjf, mlfq). */
+	void (*charge)(weft__fworker *w, weft_task *t);
+	/* Optional: mlfq's periodic boost. */
+	void (*boost)(weft__fworker *w);
+} weft__fiber_ops;
+
+struct weft__fworker {
+	weft_rt *rt;
+	const weft__fiber_ops *ops;
+	void *model; /* the model's state */
+	int index;
+	pthread_t thread;
+
+	/* Worker only. */
+	weft__fiber main;     /* the thread's own stack: runs the loop, never a task */
+	weft__fiber *current; /* the fiber running now */
+	weft__fiber *spares;  /* loop fibers with nothing on them, to reuse */
+	int nspares;
+	weft__fiber *zombie; /* ended; freed by whoever runs next */
+	weft__stack_pool stacks;
+	weft__timers timers;
+	weft__poller poller;
+	bool poller_ok;
+	int fd_waits; /* wait_fd in progress: real events may still come */
+	bool virtual_time;
+	int64_t vnow;
+
+	/* The quantum clock (worker only; the tick handler runs on it too). */
+	weft__ticker ticker;
+	bool preempt;
+	_Atomic uint64_t ticks;
+	uint64_t tick_switches;
+	int held_ticks;
+	unsigned held_lock_id;
+	uint64_t boost_every, next_boost;
+	bool charges, boosts; /* set by the model before start: the policy's quanta */
+
+	/* Tasks and wake-ups from other threads; sleeping says the worker is
+	 * in (or entering) the poller, so a push must wake it. */
+	WEFT__ALIGNED weft__inbox inbox;
+	_Atomic int sleeping;
+
+	/* Written by the worker only (read by sums and stats). */
+	WEFT__ALIGNED _Atomic uint64_t finished, posted, cancelled, switches, sleeps;
+	_Atomic uint64_t preemptions, deferred, parks, steals;
+	WEFT__ALIGNED _Atomic uint64_t unparks; /* any thread: an atomic add */
+};
+
+/* Sets up w (stacks, timers, poller); 0 or a WEFT_E* code, everything
+ * released on failure. stack_cache: free stacks the worker keeps. */
+WEFT__WARN_UNUSED int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops,
+                                         void *model, int index);
+/* Starts the worker thread. */
+WEFT__WARN_UNUSED int weft__fworker_start(weft__fworker *w);
+/* Joins the worker thread (after the model's idle op returned false). */
+void weft__fworker_join(weft__fworker *w);
+/* Frees what init acquired; the thread has ended (or never started). */
+void weft__fworker_release(weft__fworker *w);
+
+/* A post from a task running on w (the caller is on w). */
+void weft__fworker_post_local(weft__fworker *w, weft_task *t);
+/* From any thread: queue t on w through its inbox, waking w if it sleeps. */
+void weft__fworker_push_remote(weft__fworker *w, weft_task *t);
+/* The worker whose fiber is calling, if it belongs to rt; else NULL. */
+weft__fworker *weft__fworker_self(weft_rt *rt);
+
+/* For the model's idle op: sleeps in the poller until the next timer, an fd
+ * event, an inbox push or weft__fworker_wake. The caller has announced
+ * itself idle and re-checked its own queues after that. */
+void weft__fworker_sleep(weft__fworker *w);
+/* Makes w's current or next sleep return (any thread). */
+void weft__fworker_wake(weft__fworker *w);
+/* Whether w has timers or fd waits that will make work later. */
+bool weft__fworker_has_pending(weft__fworker *w);
+
+/* Adds w's counters into *s (the model's stats op). */
+void weft__fworker_stats(weft__fworker *w, weft_stats *s);
+/* The fiber models' own statistics lines (the model's print_stats op). */
+void weft__fworker_print_stats(const weft_stats *s, FILE *out);
+
+/* ---------------------------------------------- the blocking calls (fiber side) */
+
+/* The running fiber, or NULL on a thread that is not running a fiber. */
+static inline weft__fiber *weft__fiber_current(void)
+{
+	return (weft__fiber *)weft__tls.fiber;
+}
+
+/* Parks the running fiber until weft__fiber_unpark; the caller has queued
+ * it as a waiter somewhere first. May return spuriously only if the
+ * caller's waker unparked it (callers re-check their condition). */
+void weft__fiber_park(weft__fiber *f, weft__wait_reason why);
+/* Any thread: makes a parked (or parking) fiber runnable again. */
+void weft__fiber_unpark(weft__fiber *f);
+void weft__fiber_yield(void);
+void weft__fiber_sleep(int64_t ns);
+/* Ready events, WEFT_ETIMEDOUT, or WEFT_EINVAL when the poller refuses the
+ * fd (a regular file): the caller then polls. */
+int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns);
+
+#endif
