@@ -4,13 +4,16 @@
  *
  * 1. The same two workloads (CPU-bound tasks, and tiny tasks that show the
  *    per-task cost) through the native API under the threads model with 1
- *    and 2 workers, the spawn model and the fibers model, with timings.
+ *    and 2 workers, the spawn model, the fibers model and the mn model
+ *    with 2 workers, with timings.
  * 2. Priority order: smaller first, FIFO among equals, under every model,
  *    and what the fifo policy does instead.
  * 3. Run-time selection: a runtime configured in code is retuned by
  *    WEFT_MODEL / WEFT_WORKERS, read when the runtime is created.
  * 4. Waiting: tasks that sleep hold a worker each under threads, but park
- *    and overlap under fibers.
+ *    and overlap under fibers and mn; then the case mn is for: many
+ *    sleeping fibers and a fork-join computation in one runtime, where
+ *    fibers overlaps the sleeps on one core and mn also uses both cores.
  * 5. The seed's programs ported to the seed-compatible API (seed-sudoku,
  *    seed-sort, built next to this program), run as they are and retuned
  *    through the environment.
@@ -121,7 +124,8 @@ static void workloads(bool quick)
 	} runs[] = {{WEFT_MODEL_THREADS, 1},
 	            {WEFT_MODEL_THREADS, 2},
 	            {WEFT_MODEL_SPAWN, 2},
-	            {WEFT_MODEL_FIBERS, 1}};
+	            {WEFT_MODEL_FIBERS, 1},
+	            {WEFT_MODEL_MN, 2}};
 	uint64_t first_sum = 0;
 	bool same = true;
 	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
@@ -147,7 +151,9 @@ static void workloads(bool quick)
 	}
 	printf("\n   %s\n", same ? "Same results under every configuration."
 	                         : "RESULTS DIFFER between configurations!");
-	printf("   spawn creates and joins a kernel thread per task: compare us/tiny task.\n\n");
+	printf("   spawn creates and joins a kernel thread per task: compare us/tiny task.\n"
+	       "   mn runs every task as a fiber (a stack only if it waits) over work-stealing\n"
+	       "   kernel workers: the fibers' cheap tasks, on both cores.\n\n");
 	free(work);
 	free(tasks);
 }
@@ -247,9 +253,12 @@ static void priority_demo(void)
 	priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_PRIORITY);
 	priority_run(WEFT_MODEL_SPAWN, WEFT_POLICY_PRIORITY);
 	priority_run(WEFT_MODEL_FIBERS, WEFT_POLICY_PRIORITY);
+	priority_run(WEFT_MODEL_MN, WEFT_POLICY_PRIORITY);
 	priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_FIFO);
 	printf("   priority: smaller first, equal priorities in post order (b, d, h);\n"
-	       "   fifo: post order. The same under every model.\n\n");
+	       "   fifo: post order. The same under every model (under mn for tasks posted\n"
+	       "   from outside; a task's own posts run work-first on its worker and may be\n"
+	       "   stolen, so their order is not kept; mn refuses random, psjf and mlfq).\n\n");
 }
 
 /* ------------------------------------------------------------ 4. waiting */
@@ -257,6 +266,133 @@ static void priority_demo(void)
 static void nap(void *arg)
 {
 	weft_sleep_ns(*(int64_t *)arg);
+}
+
+/* The case mn is for: tasks that wait and tasks that compute, in one
+ * runtime. Many naps (each parks its fiber) are posted beside one root task
+ * that forks a computation into a group and waits for it (the wait parks
+ * the root; its children run work-first on its worker, and idle workers
+ * steal them). Each chunk notes the worker it ran on. */
+enum { MIX_CHUNKS = 256, MIX_MAX_WORKERS = 8 };
+
+static struct mix {
+	work_t work[MIX_CHUNKS];
+	weft_task tasks[MIX_CHUNKS];
+	long chunks;
+	_Atomic long chunks_on[MIX_MAX_WORKERS];
+	_Atomic long long us_on[MIX_MAX_WORKERS];
+	double compute_ms; /* root start to the last chunk done */
+} mix;
+
+static void mix_chunk(void *arg)
+{
+	double t0 = now_ms();
+	compute(arg);
+	int k = weft_worker_index();
+	if (k >= 0 && k < MIX_MAX_WORKERS) {
+		atomic_fetch_add(&mix.chunks_on[k], 1);
+		atomic_fetch_add(&mix.us_on[k], (long long)((now_ms() - t0) * 1e3));
+	}
+}
+
+static void mix_root(void *arg)
+{
+	(void)arg;
+	double t0 = now_ms();
+	weft_group g;
+	weft_group_init(&g);
+	for (long i = 0; i < mix.chunks; i++) {
+		weft_task_init(&mix.tasks[i], mix_chunk, &mix.work[i]);
+		int rc = weft_post_in(weft_rt_current(), &g, &mix.tasks[i]);
+		if (rc)
+			die("weft_post_in", rc);
+	}
+	weft_group_wait(&g);
+	mix.compute_ms = now_ms() - t0;
+}
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* weft_stats_print's lines that start with one of the prefixes, indented. */
+static void print_stats_lines(weft_rt *rt, const char *const prefixes[])
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	weft_stats_print(rt, f);
+	fclose(f);
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		for (int i = 0; prefixes[i]; i++)
+			if (strncmp(line, prefixes[i], strlen(prefixes[i])) == 0) {
+				printf("     %s\n", line);
+				break;
+			}
+	free(buf);
+}
+
+static void mixed_demo(bool quick)
+{
+	enum { N_SLEEPERS = 1000 };
+	int64_t ns = (quick ? 5 : 20) * 1000000LL;
+	long iters = quick ? 20000 : 400000;
+	mix.chunks = quick ? 64 : MIX_CHUNKS;
+	static weft_task sleepers[N_SLEEPERS];
+	weft_task root;
+	printf("   The mix mn is for: %d tasks that each sleep %lld ms, and beside them one\n"
+	       "   task that forks %ld compute tasks (%ld xorshift rounds each) into a group\n"
+	       "   and waits for it, all posted at once to one runtime:\n",
+	       N_SLEEPERS, (long long)(ns / 1000000), mix.chunks, iters);
+	static const struct {
+		weft_model model;
+		int workers;
+	} runs[] = {{WEFT_MODEL_FIBERS, 1}, {WEFT_MODEL_MN, 2}};
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		weft_rt *rt = start(runs[r].model, runs[r].workers, WEFT_POLICY_FIFO);
+		weft_config eff;
+		weft_rt_config(rt, &eff);
+		for (long i = 0; i < mix.chunks; i++)
+			mix.work[i] = (work_t){(uint64_t)i * 0x9e3779b97f4a7c15u, 0, iters};
+		for (int k = 0; k < MIX_MAX_WORKERS; k++) {
+			atomic_store(&mix.chunks_on[k], 0);
+			atomic_store(&mix.us_on[k], 0);
+		}
+		double t0 = now_ms(), c0 = cpu_ms();
+		weft_task_init(&root, mix_root, NULL);
+		int rc = weft_post(rt, &root);
+		for (int i = 0; i < N_SLEEPERS && rc == 0; i++) {
+			weft_task_init(&sleepers[i], nap, &ns);
+			rc = weft_post(rt, &sleepers[i]);
+		}
+		if (rc)
+			die("weft_post", rc);
+		weft_wait_all(rt);
+		double wall = now_ms() - t0, cpu = cpu_ms() - c0;
+		printf("   %-7s %d worker(s): %7.1f ms (computation %.1f ms), CPU time %.1f ms = "
+		       "%.2f cores\n",
+		       weft_model_name(eff.model), eff.workers, wall, mix.compute_ms, cpu,
+		       wall > 0 ? cpu / wall : 0.0);
+		printf("     compute tasks per worker:");
+		for (int k = 0; k < eff.workers && k < MIX_MAX_WORKERS; k++)
+			printf("%s worker %d: %ld (%.1f ms)", k ? ";" : "", k,
+			       atomic_load(&mix.chunks_on[k]),
+			       (double)atomic_load(&mix.us_on[k]) / 1e3);
+		printf("\n");
+		static const char *const lines[] = {"weft: fiber switches", "weft: steals", NULL};
+		print_stats_lines(rt, lines);
+		weft_rt_destroy(rt);
+	}
+	printf("   threads with 2 workers would hold a worker per sleep: %d x %lld ms / 2 =\n"
+	       "   %.1f s. fibers overlaps the sleeps but computes on one core; mn parks the\n"
+	       "   sleepers and the waiting root (parks) and shares the computation between\n"
+	       "   its workers (steals), so it uses both cores.\n\n",
+	       N_SLEEPERS, (long long)(ns / 1000000), N_SLEEPERS * (double)ns / 2 / 1e9);
 }
 
 /* Tasks that wait: on kernel-thread models each waiting task holds a
@@ -272,7 +408,7 @@ static void waiting_demo(bool quick)
 	static const struct {
 		weft_model model;
 		int workers;
-	} runs[] = {{WEFT_MODEL_THREADS, 2}, {WEFT_MODEL_FIBERS, 1}};
+	} runs[] = {{WEFT_MODEL_THREADS, 2}, {WEFT_MODEL_FIBERS, 1}, {WEFT_MODEL_MN, 2}};
 	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
 		weft_rt *rt = start(runs[r].model, runs[r].workers, WEFT_POLICY_FIFO);
 		double t0 = now_ms();
@@ -287,8 +423,9 @@ static void waiting_demo(bool quick)
 		       runs[r].workers, now_ms() - t0);
 		weft_rt_destroy(rt);
 	}
-	printf("   threads: each sleep holds a worker; fibers: a sleeping fiber parks and\n"
-	       "   its one worker runs the others, so the sleeps overlap.\n\n");
+	printf("   threads: each sleep holds a worker; fibers and mn: a sleeping fiber parks\n"
+	       "   and its worker runs the others, so the sleeps overlap.\n\n");
+	mixed_demo(quick);
 }
 
 /* ------------------------------------------------------------ 5. preemption */
