@@ -205,6 +205,23 @@ dryrun)
 	has "^weft-sweep: 8 runs \(4 cells x 2 repeats\); dry run, nothing ran$"
 	;;
 
+mn)
+	# mn swept over worker counts like threads; the policies mn refuses are
+	# left out of the grid and named, not run and failed.
+	run 0 --workers 1,2 --model threads,mn --policy fifo,psjf --repeat 1 -- "$work" 2 5
+	for row in "threads +fifo +1" "threads +fifo +2" "threads +psjf +2" "mn +fifo +1" "mn +fifo +2"; do
+		has "^$row +1/1 "
+	done
+	hasnt "^mn +psjf "
+	has "^knee \(model=mn policy=fifo\): "
+	has "^not run \(model=mn policy=psjf workers=1\): the mn model refuses the psjf policy$"
+	has "^not run \(model=mn policy=psjf workers=2\): the mn model refuses the psjf policy$"
+	hasnt "^FAILED"
+	RUN_ENV=WEFT_POLICY=mlfq run 2 --workers 1,2 --model mn -- "$work" 2 5
+	has "^not run \(model=mn workers=1\): the mn model refuses the mlfq policy$"
+	has "^weft-sweep: every cell of the grid is a combination weft refuses$"
+	;;
+
 plot)
 	run 0 --workers 1,2 --model threads,fibers --repeat 1 --plot "$out/p.png" -- "$work" 2 5
 	has "^plot: $out/p.png$"
