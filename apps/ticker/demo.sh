@@ -5,8 +5,10 @@
 #
 # Starts the quote server on a free loopback port (100 ms per answer, a few
 # faulty symbols), prints the seed's table for the seed's 17 symbols under
-# fibers, times 200 symbols on one fiber worker against 8 and 32 threads,
-# shows one row per kind of failure, and stops the server. About 5 s.
+# fibers, times 200 symbols on one fiber worker and on mn's two against 8
+# and 32 threads, sweeps 40 symbols over worker counts for threads, fibers
+# and mn, shows one row per kind of failure, and stops the server. About
+# 15 s (the threads sweep is most of it).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build/release}
@@ -43,22 +45,23 @@ while [ $i -lt 200 ]; do
 	printf 'T%04d\n' $i
 	i=$((i + 1))
 done >"$tmp/t200.txt"
-echo "== 200 symbols, 100 ms each: the same binary under three configurations"
-for cfg in "fibers 1" "threads 8" "threads 32"; do
+echo "== 200 symbols, 100 ms each: the same binary under four configurations"
+for cfg in "fibers 1" "mn 2" "threads 8" "threads 32"; do
 	set -- $cfg
 	WEFT_MODEL=$1 WEFT_WORKERS=$2 "$ticker" --url "$url" "$tmp/t200.txt" >/dev/null
 done
 
 # The seed's Figure 4.2 (run time against thread count), redone with
-# tools/weft-sweep: 40 symbols, threads with 1 to 16 workers against fibers;
+# tools/weft-sweep: 40 symbols, threads with 1 to 16 workers against fibers
+# and mn (whose requests park, so they are flat from 1 worker on);
 # the plot and the CSV stay in the build directory.
 i=0
 while [ $i -lt 40 ]; do
 	printf 'T%04d\n' $i
 	i=$((i + 1))
 done >"$tmp/t40.txt"
-echo "== weft-sweep: 40 symbols, 100 ms each, threads 1..16 workers against fibers"
-python3 "$root/tools/weft-sweep" --workers 1,2,4,8,16 --model threads,fibers --repeat 1 \
+echo "== weft-sweep: 40 symbols, 100 ms each, threads 1..16 workers against fibers and mn"
+python3 "$root/tools/weft-sweep" --workers 1,2,4,8,16 --model threads,fibers,mn --repeat 1 \
 	--quiet --plot "$build/ticker-sweep.png" --csv "$build/ticker-sweep.csv" -- "$ticker" --url "$url" "$tmp/t40.txt" || true
 
 echo "== one row per kind of failure (--timeout 1; exit status 1 expected)"

@@ -69,6 +69,7 @@ typedef struct job {
 	run *run;
 	const ticker_symbol *sym;
 	int ok;
+	int worker; /* weft_worker_index() where the request started */
 	ticker_quote quote;
 	char error[ERROR_MAX];
 } job;
@@ -280,6 +281,27 @@ static void fail(job *j, const char *fmt, const char *a, const char *b)
 	ticker_clean_text(raw, strlen(raw), j->error, sizeof(j->error));
 }
 
+/* Under mn (tasks move between workers before they start), which workers
+ * started the requests: shows that every worker took part. Ends the
+ * summary line on stderr; says something only for mn with more than one
+ * worker. */
+static void print_per_worker(const job *jobs, size_t n, const weft_config *used)
+{
+	enum { SHOWN = 16 };
+	if (used->model != WEFT_MODEL_MN || used->workers < 2 || used->workers > SHOWN) {
+		fprintf(stderr, "\n");
+		return;
+	}
+	size_t count[SHOWN] = {0};
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].worker >= 0 && jobs[i].worker < used->workers)
+			count[jobs[i].worker]++;
+	fprintf(stderr, "; requests started per worker:");
+	for (int w = 0; w < used->workers; w++)
+		fprintf(stderr, " %zu", count[w]);
+	fprintf(stderr, "\n");
+}
+
 static void quote_task(void *arg)
 {
 	job *j = arg;
@@ -287,6 +309,7 @@ static void quote_task(void *arg)
 	const options *o = r->opt;
 
 	weft_sem_wait(&r->inflight);
+	j->worker = weft_worker_index();
 	int64_t left = r->deadline - now_ns();
 	if (left <= 0) {
 		snprintf(j->error, sizeof(j->error), "not fetched: the --deadline of %g s passed",
@@ -538,6 +561,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < syms.n; i++) {
 		jobs[i].run = r;
 		jobs[i].sym = &syms.v[i];
+		jobs[i].worker = -1;
 		weft_task_init(&jobs[i].task, quote_task, &jobs[i]);
 		rc = weft_post_wait(rt, &jobs[i].task);
 		if (rc != 0) {
@@ -570,12 +594,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot write the output: %s\n", prog, strerror(errno));
 		failed++;
 	}
-	if (!opt.quiet)
+	if (!opt.quiet) {
 		fprintf(stderr,
-		        "%s: %zu symbol%s, %zu failed, %zu bad line%s, %.3f s (%s, %d worker%s)\n",
+		        "%s: %zu symbol%s, %zu failed, %zu bad line%s, %.3f s (%s, %d worker%s)",
 		        prog, syms.n, syms.n == 1 ? "" : "s", failed, syms.bad,
 		        syms.bad == 1 ? "" : "s", secs, weft_model_name(used.model), used.workers,
 		        used.workers == 1 ? "" : "s");
+		print_per_worker(jobs, syms.n, &used);
+	}
 	status = failed || syms.bad ? 1 : 0;
 out:
 	free(jobs);
