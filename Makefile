@@ -15,7 +15,7 @@
 JOBS         ?= 2
 TEST_PRESETS ?= release asan tsan
 BUILD        ?= build/release
-BENCHES      ?= post_throughput fiber_switch
+BENCHES      ?= post_throughput fiber_switch fork_join
 
 .PHONY: all demo test bench format check-format clean
 
