@@ -27,7 +27,7 @@ while [[ $# -gt 0 ]]; do
 	--quick) quick=1; shift ;;
 	--only) only=$2; shift 2 ;;
 	--configs) configs=$2; shift 2 ;;
-	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "models_speedup.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$1; shift ;;
 	esac
