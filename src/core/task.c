@@ -258,6 +258,8 @@ int weft_wait(weft_task *t)
 		return WEFT_EDEADLK;
 	_Atomic uint32_t *w = state_word(t);
 	uint32_t s = atomic_load_explicit(w, memory_order_acquire);
+	if ((s & WEFT__STATE_MASK) == WEFT_TASK_QUEUED && weft__fiber_run_awaited(t, NULL))
+		s = atomic_load_explicit(w, memory_order_acquire);
 	int spins = 0;
 	for (;;) {
 		switch (s & WEFT__STATE_MASK) {
@@ -305,6 +307,8 @@ int weft_group_wait(weft_group *g)
 		return WEFT_EINVAL;
 	_Atomic uint32_t *w = pending_word(g);
 	uint32_t p = atomic_load_explicit(w, memory_order_acquire);
+	while (p >= WEFT__GROUP_ONE && weft__fiber_run_awaited(NULL, g))
+		p = atomic_load_explicit(w, memory_order_acquire);
 	int spins = 0;
 	for (;;) {
 		if (p < WEFT__GROUP_ONE)

@@ -297,6 +297,38 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 
 /* ------------------------------------------------------------ blocking */
 
+#define INLINE_STACK_RESERVE 16384 /* bytes a fiber keeps free for what it runs inline */
+
+bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
+{
+	weft__fiber *f = weft__fiber_current();
+	if (!f || !f->task || !f->stack || weft__tls.mutexes_held > 0)
+		return false;
+	weft__fworker *w = f->home;
+	if (!w->ops->take_awaited ||
+	    (uintptr_t)__builtin_frame_address(0) - (uintptr_t)f->stack->base < INLINE_STACK_RESERVE)
+		return false;
+	weft__tls.nopreempt++;
+	weft_task *x = w->ops->take_awaited(w, t, g);
+	weft__tls.nopreempt--;
+	if (!x)
+		return false;
+	weft_rt *rt = w->rt;
+	weft_task *outer = f->task;
+	weft__dequeued(rt, 1);
+	f->task = x;
+	x->fiber_ = f;
+	weft__stack_set_current(f->stack, x);
+	weft__trace(rt, WEFT__TRACE_BEGIN, x, true);
+	bool ran = weft__run_task(rt, x);
+	weft__trace(rt, WEFT__TRACE_END, NULL, false);
+	f->task = outer;
+	weft__stack_set_current(f->stack, outer);
+	bump(&w->cancelled, !ran);
+	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+	return true;
+}
+
 void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 {
 	weft__fworker *w = f->home;

@@ -98,6 +98,10 @@ typedef struct weft__fiber_ops {
 	/* Optional: the running fiber is about to park in a join (weft_wait,
 	 * weft_group_wait) for tasks it may have posted. */
 	void (*join)(weft__fworker *w);
+	/* Optional: removes and returns a task the running task waits for (t,
+	 * or any task of group g) if it is among this worker's newest own
+	 * posts and not started; else NULL. */
+	weft_task *(*take_awaited)(weft__fworker *w, const weft_task *t, const weft_group *g);
 	/* Optional: the quantum clock charged t a quantum (psjf, mlfq). */
 	void (*charge)(weft__fworker *w, weft_task *t);
 	/* Optional: mlfq's periodic boost. */
@@ -185,6 +189,14 @@ static inline weft__fiber *weft__fiber_current(void)
 {
 	return (weft__fiber *)weft__tls.fiber;
 }
+
+/* A task waiting for t (or for group g) on a fiber runs it right here, on
+ * its own stack, when it is one of its worker's newest posts and not
+ * started: no park, no switch (oneTBB does the same). Only what the caller
+ * waits for, so nothing runs on top of it that could wait for the caller;
+ * not while the caller holds a weft_mutex, and only with room left on the
+ * stack. True when it ran one. */
+bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g);
 
 /* Parks the running fiber until weft__fiber_unpark; the caller has queued
  * it as a waiter somewhere first. May return spuriously only if the

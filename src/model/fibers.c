@@ -103,6 +103,26 @@ static void on_join(weft__fworker *w)
 	}
 }
 
+static weft_task *take_awaited(weft__fworker *w, const weft_task *t, const weft_group *g)
+{
+	fibers *m = of(w);
+	weft_task *prev = NULL, *found = NULL, *found_prev = NULL;
+	for (weft_task *x = m->side.head; x; prev = x, x = x->next_)
+		if (x == t || (g && x->group_ == g)) { /* the newest match */
+			found = x;
+			found_prev = prev;
+		}
+	if (!found)
+		return NULL;
+	if (found_prev)
+		found_prev->next_ = found->next_;
+	else
+		m->side.head = found->next_;
+	if (m->side.tail == found)
+		m->side.tail = found_prev;
+	return found;
+}
+
 static weft_task *next(weft__fworker *w)
 {
 	fibers *m = of(w);
@@ -156,6 +176,7 @@ static const weft__fiber_ops ops = {
         .next = next,
         .idle = idle,
         .join = on_join,
+        .take_awaited = take_awaited,
         .charge = charge,
         .boost = boost,
 };

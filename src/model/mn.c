@@ -213,6 +213,16 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 		wake_one(m);
 }
 
+static weft_task *take_awaited(weft__fworker *w, const weft_task *t, const weft_group *g)
+{
+	mn_worker *mw = of(w);
+	weft_task *x = weft__deque_pop(&mw->deque);
+	if (!x || x == t || (g && x->group_ == g))
+		return x;
+	weft__deque_push(&mw->deque, x); /* back where it was: there is room */
+	return NULL;
+}
+
 static weft_task *pick_local(mn *m, mn_worker *mw)
 {
 	weft_task *t;
@@ -299,6 +309,7 @@ static const weft__fiber_ops ops = {
         .ready = on_ready,
         .next = next,
         .idle = idle,
+        .take_awaited = take_awaited,
 };
 
 /* ------------------------------------------------------------ model ops */
