@@ -73,8 +73,19 @@ WEFT_EXTERN const char *weft_task_state_name(weft_task_state state);
 /* weft_wait blocks until the task has finished. Returns 0 when it ran,
  * WEFT_ECANCELED when a cancelling destroy discarded it, WEFT_EINVAL for NULL
  * or a task that was never posted, and WEFT_EDEADLK when a task waits for
- * itself. May be called from any thread, including from inside another task
- * (which then blocks its worker). */
+ * itself. May be called from any thread, including from inside another task.
+ *
+ * Fork-join never deadlocks: a task that waits for tasks it (or its
+ * descendants) posted completes on every model at every worker count. Under
+ * fibers and mn the waiting fiber parks (or runs the awaited task inline
+ * when it is its worker's newest post). Under threads and spawn the waiting
+ * thread runs queued tasks meanwhile, newest first, so weft_wait may run
+ * other tasks on the caller's thread: do not wait while holding a lock those
+ * tasks take. It runs none while the caller holds a weft_mutex, or when
+ * less than 512 KiB of its stack is left; then it blocks. Waits that are not
+ * fork-join (a task blocked on a primitive that only a queued task releases)
+ * can still deadlock threads and spawn when every worker is blocked; weft
+ * then says so on stderr after a second. docs/models.md has the details. */
 WEFT_EXTERN int weft_wait(weft_task *t);
 
 /* weft_group_init prepares an empty group. Tasks join it through
@@ -83,7 +94,8 @@ WEFT_EXTERN int weft_group_init(weft_group *g);
 
 /* weft_group_wait blocks until every task posted into the group has
  * finished, including tasks posted into it while waiting. Returns 0, or
- * WEFT_EINVAL for NULL. */
+ * WEFT_EINVAL for NULL. From inside a task it waits as weft_wait does (the
+ * same fork-join guarantee and limits). */
 WEFT_EXTERN int weft_group_wait(weft_group *g);
 
 /* weft_group_pending returns how many tasks of the group have not finished. */
