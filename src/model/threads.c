@@ -51,6 +51,7 @@
 
 #include "core/completion.h"
 #include "core/futex.h"
+#include "core/inbox.h"
 #include "core/internal.h"
 #include "core/lock.h"
 #include "core/spin.h"
@@ -99,7 +100,7 @@ typedef struct threads {
 	bool ordered; /* the policy's order must hold across batches */
 
 	/* Written by posters and emptied by workers. */
-	WEFT__ALIGNED _Atomic(weft_task *) inbox;
+	WEFT__ALIGNED weft__inbox inbox;
 
 	weft__completion done; /* external posts, wait_all sleepers */
 
@@ -127,21 +128,14 @@ static size_t state_size(int nworkers)
 
 static bool has_work(threads *m)
 {
-	return atomic_load_explicit(&m->inbox, memory_order_relaxed) != NULL ||
+	return !weft__inbox_empty(&m->inbox) ||
 	       atomic_load_explicit(&m->ready_len, memory_order_relaxed) != 0;
 }
 
 /* Moves the inbox into the ready queue. Caller holds m->lock. */
 static void drain_inbox(threads *m)
 {
-	weft_task *stack = atomic_exchange_explicit(&m->inbox, NULL, memory_order_acquire);
-	weft_task *in_order = NULL;
-	while (stack) {
-		weft_task *next = stack->next_;
-		stack->next_ = in_order;
-		in_order = stack;
-		stack = next;
-	}
+	weft_task *in_order = weft__inbox_take(&m->inbox);
 	while (in_order) {
 		weft_task *next = in_order->next_;
 		weft__readyq_push(&m->ready, in_order);
@@ -460,19 +454,10 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void push_inbox(threads *m, weft_task *t)
-{
-	weft_task *head = atomic_load_explicit(&m->inbox, memory_order_relaxed);
-	do
-		t->next_ = head;
-	while (!atomic_compare_exchange_weak_explicit(&m->inbox, &head, t, memory_order_seq_cst,
-	                                              memory_order_relaxed));
-}
-
 static void push_and_wake(void *state, weft_task *t)
 {
 	threads *m = state;
-	push_inbox(m, t);
+	weft__inbox_push(&m->inbox, t);
 	wake_if_needed(m);
 }
 
@@ -549,11 +534,11 @@ static void threads_stop(weft_rt *rt)
  * that left and came back (ABA). */
 static weft_task *take_newest(threads *m)
 {
-	if (!atomic_load_explicit(&m->inbox, memory_order_relaxed))
+	if (weft__inbox_empty(&m->inbox))
 		return NULL;
 	weft__lock_acquire(&m->lock);
-	weft_task *t = atomic_load_explicit(&m->inbox, memory_order_acquire);
-	while (t && !atomic_compare_exchange_weak_explicit(&m->inbox, &t, t->next_,
+	weft_task *t = atomic_load_explicit(&m->inbox.head, memory_order_acquire);
+	while (t && !atomic_compare_exchange_weak_explicit(&m->inbox.head, &t, t->next_,
 	                                                   memory_order_acquire,
 	                                                   memory_order_acquire))
 		;
