@@ -289,27 +289,51 @@ int main(int argc, char **argv)
 	const char *models_arg = "threads,fibers,mn";
 	int workers[8] = {1, 2}, nworkers = 2, reps = 5;
 	long parked = 0;
-	static const struct option opts[] = {
-	        {"models", required_argument, 0, 'm'}, {"workers", required_argument, 0, 'w'},
-	        {"reps", required_argument, 0, 'r'},   {"small", no_argument, 0, 's'},
-	        {"fib-small", required_argument, 0, 'a'}, {"fib-large", required_argument, 0, 'b'},
-	        {"n", required_argument, 0, 'n'},      {"parked", required_argument, 0, 'p'},
-	        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+	static const struct option opts[] = {{"models", required_argument, 0, 'm'},
+	                                     {"workers", required_argument, 0, 'w'},
+	                                     {"reps", required_argument, 0, 'r'},
+	                                     {"small", no_argument, 0, 's'},
+	                                     {"fib-small", required_argument, 0, 'a'},
+	                                     {"fib-large", required_argument, 0, 'b'},
+	                                     {"n", required_argument, 0, 'n'},
+	                                     {"parked", required_argument, 0, 'p'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm': models_arg = optarg; break;
-		case 'w': nworkers = parse_list(optarg, workers, 8); break;
-		case 'r': reps = atoi(optarg); break;
-		case 's': fib_small = 8; fib_large = 12; n_ops = 2000; reps = 1; break;
-		case 'a': fib_small = atoi(optarg); break;
-		case 'b': fib_large = atoi(optarg); break;
-		case 'n': n_ops = atol(optarg); break;
-		case 'p': parked = atol(optarg); break;
+		case 'm':
+			models_arg = optarg;
+			break;
+		case 'w':
+			nworkers = parse_list(optarg, workers, 8);
+			break;
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 's':
+			fib_small = 8;
+			fib_large = 12;
+			n_ops = 2000;
+			reps = 1;
+			break;
+		case 'a':
+			fib_small = atoi(optarg);
+			break;
+		case 'b':
+			fib_large = atoi(optarg);
+			break;
+		case 'n':
+			n_ops = atol(optarg);
+			break;
+		case 'p':
+			parked = atol(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: " PROG " [--models m1,m2] [--workers 1,2] [--reps R] "
-			                "[--small] [--fib-small N] [--fib-large N] [--n N] "
-			                "[--parked N]\n");
+			fprintf(stderr,
+			        "usage: " PROG " [--models m1,m2] [--workers 1,2] [--reps R] "
+			        "[--small] [--fib-small N] [--fib-large N] [--n N] "
+			        "[--parked N]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -331,7 +355,8 @@ int main(int argc, char **argv)
 	for (int m = 0; m < nmodels; m++)
 		for (int k = 0; k < nworkers; k++)
 			for (int w = 0; w < W_COUNT; w++) {
-				bool fiber = models[m] == WEFT_MODEL_FIBERS || models[m] == WEFT_MODEL_MN;
+				bool fiber = models[m] == WEFT_MODEL_FIBERS ||
+				             models[m] == WEFT_MODEL_MN;
 				if (w == W_YIELD && (!fiber || workers[k] != 1))
 					continue; /* yield between fibers on one worker */
 				if (w == W_PINGPONG && !fiber && workers[k] < 2)
@@ -339,7 +364,8 @@ int main(int argc, char **argv)
 				if (models[m] == WEFT_MODEL_FIBERS && workers[k] != 1)
 					continue; /* fibers has one worker whatever is asked */
 				if (ncfg < MAX_CFGS)
-					cfgs[ncfg++] = (cfg){.w = w, .model = models[m], .workers = workers[k]};
+					cfgs[ncfg++] = (cfg){
+					        .w = w, .model = models[m], .workers = workers[k]};
 			}
 	for (int r = 0; r < reps; r++)
 		for (int i = 0; i < ncfg; i++) {
@@ -354,14 +380,16 @@ int main(int argc, char **argv)
 		char name[32];
 		snprintf(name, sizeof(name), "%s", wnames[k->w]);
 		if (k->w == W_FIB_SMALL || k->w == W_FIB_LARGE)
-			snprintf(name, sizeof(name), "fib-%d", k->w == W_FIB_SMALL ? fib_small : fib_large);
+			snprintf(name, sizeof(name), "fib-%d",
+			         k->w == W_FIB_SMALL ? fib_small : fib_large);
 		printf("%-10s %-8s %-7d %10.1f %10.1f %10.1f\n", name, weft_model_name(k->model),
 		       k->workers, k->ns[reps / 2], k->ns[0], k->ns[reps - 1]);
 	}
 	if (parked > 0)
 		for (int m = 0; m < nmodels; m++)
 			if (models[m] == WEFT_MODEL_FIBERS || models[m] == WEFT_MODEL_MN)
-				run_parked(models[m], models[m] == WEFT_MODEL_MN ? workers[nworkers - 1] : 1,
+				run_parked(models[m],
+				           models[m] == WEFT_MODEL_MN ? workers[nworkers - 1] : 1,
 				           parked);
 	return 0;
 }

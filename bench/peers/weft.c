@@ -244,8 +244,7 @@ typedef void (*run_fn)(const peers_opts *o, weft_model m, const char *label);
 
 /* Runs fn for workload on each model of models (names, NULL-terminated)
  * that this weft has, under the watchdog. */
-static void run_on(const peers_opts *o, const char *workload, const char *const *models,
-                   run_fn fn)
+static void run_on(const peers_opts *o, const char *workload, const char *const *models, run_fn fn)
 {
 	if (!peers_want(o, workload))
 		return;
@@ -482,7 +481,6 @@ static long fib_tree_value(weft_model m, int n, double *ns)
 typedef enum fork_join_kind { FJ_FIB_TREE, FJ_SPAWN_JOIN, FJ_KINDS_ } fork_join_kind;
 static const char *const fj_names[FJ_KINDS_] = {"fib-tree", "spawn-join"};
 
-
 /* Whether a small run of kind finishes on model m: fib(PROBE_FIB_N), or
  * PROBE_FIB_N spawn+joins, in a forked child given PROBE_TIMEOUT_S seconds.
  * Only called between runs, when every runtime of this process is destroyed
@@ -497,7 +495,8 @@ static bool fork_join_finishes(weft_model m, fork_join_kind kind)
 		alarm(0);
 		if (kind == FJ_FIB_TREE) {
 			double ns;
-			_exit(fib_tree_value(m, PROBE_FIB_N, &ns) == peers_fib(PROBE_FIB_N) ? 0 : 3);
+			_exit(fib_tree_value(m, PROBE_FIB_N, &ns) == peers_fib(PROBE_FIB_N) ? 0
+			                                                                    : 3);
 		}
 		join_arg j;
 		join_run_quiet(m, PROBE_FIB_N, &j);
@@ -538,7 +537,8 @@ static bool fork_join_ok(weft_model m, fork_join_kind kind)
 		known[m][kind] = fork_join_finishes(m, kind) ? 1 : -1;
 		if (known[m][kind] < 0)
 			fprintf(stderr,
-			        "%s: %s skipped on %s: a task waiting for the tasks it posted holds "
+			        "%s: %s skipped on %s: a task waiting for the tasks it posted "
+			        "holds "
 			        "its worker, and the probe deadlocked (not done in %d s)\n",
 			        PROG, fj_names[kind], weft_model_name(m), PROBE_TIMEOUT_S);
 	}

@@ -51,12 +51,11 @@ static inline weft_task *weft__deque_pop(weft__deque *d)
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
 		return NULL;
 	}
-	weft_task *t = atomic_load_explicit(&d->ring[b & (WEFT__DEQUE_SIZE - 1)],
-	                                    memory_order_relaxed);
+	weft_task *t =
+	        atomic_load_explicit(&d->ring[b & (WEFT__DEQUE_SIZE - 1)], memory_order_relaxed);
 	if (top == b) { /* the last one: race the thieves for it */
-		if (!atomic_compare_exchange_strong_explicit(&d->top, &top, top + 1,
-		                                             memory_order_seq_cst,
-		                                             memory_order_relaxed))
+		if (!atomic_compare_exchange_strong_explicit(
+		            &d->top, &top, top + 1, memory_order_seq_cst, memory_order_relaxed))
 			t = NULL;
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
 	}
@@ -71,8 +70,8 @@ static inline weft_task *weft__deque_steal(weft__deque *d, bool *lost)
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_seq_cst);
 	if (top >= b)
 		return NULL;
-	weft_task *t = atomic_load_explicit(&d->ring[top & (WEFT__DEQUE_SIZE - 1)],
-	                                    memory_order_relaxed);
+	weft_task *t =
+	        atomic_load_explicit(&d->ring[top & (WEFT__DEQUE_SIZE - 1)], memory_order_relaxed);
 	if (!atomic_compare_exchange_strong_explicit(&d->top, &top, top + 1, memory_order_seq_cst,
 	                                             memory_order_relaxed)) {
 		*lost = true;

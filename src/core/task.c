@@ -9,10 +9,10 @@
 
 #include "core/internal.h"
 #include "core/spin.h"
-#include "sync/waiter.h"
 #include "obs/latency.h"
 #include "obs/probes.h"
 #include "obs/trace.h"
+#include "sync/waiter.h"
 
 static _Atomic uint32_t *state_word(const weft_task *t)
 {

@@ -24,8 +24,8 @@
 #include "obs/probes.h"
 #include "obs/trace.h"
 
-#define STACK_CACHE 1024 /* free stacks a worker keeps for reuse */
-#define MAX_SPARES  8    /* loop fibers kept ready to go on */
+#define STACK_CACHE       1024 /* free stacks a worker keeps for reuse */
+#define MAX_SPARES        8    /* loop fibers kept ready to go on */
 /* Quanta a fiber holding a weft_mutex may overrun before it is preempted
  * anyway: enough to get out of an ordinary critical section, bounded so a
  * fiber that keeps a mutex locked cannot keep the worker. */
@@ -34,8 +34,10 @@
 const char *weft__fiber_state_name(weft__fiber_state s)
 {
 	static const char *const names[] = {
-	        [WEFT__FIBER_RUNNING] = "running",         [WEFT__FIBER_READY] = "ready",
-	        [WEFT__FIBER_READY_WOKEN] = "ready-woken", [WEFT__FIBER_PARKED] = "parked",
+	        [WEFT__FIBER_RUNNING] = "running",
+	        [WEFT__FIBER_READY] = "ready",
+	        [WEFT__FIBER_READY_WOKEN] = "ready-woken",
+	        [WEFT__FIBER_PARKED] = "parked",
 	        [WEFT__FIBER_WOKEN] = "woken",
 	};
 	_Static_assert(sizeof(names) / sizeof(names[0]) == WEFT__FIBER_STATE_COUNT,
@@ -46,8 +48,8 @@ const char *weft__fiber_state_name(weft__fiber_state s)
 const char *weft__wait_reason_name(weft__wait_reason r)
 {
 	static const char *const names[] = {
-	        [WEFT__WAIT_SYNC] = "sync",   [WEFT__WAIT_JOIN] = "join",
-	        [WEFT__WAIT_SLEEP] = "sleep", [WEFT__WAIT_FD] = "fd",
+	        [WEFT__WAIT_SYNC] = "sync",         [WEFT__WAIT_JOIN] = "join",
+	        [WEFT__WAIT_SLEEP] = "sleep",       [WEFT__WAIT_FD] = "fd",
 	        [WEFT__WAIT_BLOCKING] = "blocking",
 	};
 	_Static_assert(sizeof(names) / sizeof(names[0]) == WEFT__WAIT_REASON_COUNT,
@@ -306,7 +308,8 @@ bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
 		return false;
 	weft__fworker *w = f->home;
 	if (!w->ops->take_awaited ||
-	    (uintptr_t)__builtin_frame_address(0) - (uintptr_t)f->stack->base < INLINE_STACK_RESERVE)
+	    (uintptr_t)__builtin_frame_address(0) - (uintptr_t)f->stack->base <
+	            INLINE_STACK_RESERVE)
 		return false;
 	weft__tls.nopreempt++;
 	weft_task *x = w->ops->take_awaited(w, t, g);

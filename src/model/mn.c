@@ -207,7 +207,7 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 		return;
 	}
 	if (!weft__deque_push(&mw->deque, t))
-		inject(m, t); /* full: let every worker see it */
+		inject(m, t);                      /* full: let every worker see it */
 	atomic_thread_fence(memory_order_seq_cst); /* the task, then the idle counts */
 	if (weft__idle_wanted(&m->idle))
 		wake_one(m);
@@ -422,7 +422,8 @@ static int mn_configure(weft_rt *rt)
 	weft_policy p = rt->cfg.policy;
 	if (p != WEFT_POLICY_PRIORITY && p != WEFT_POLICY_FIFO) {
 		fprintf(stderr,
-		        "weft: WEFT_MODEL=mn does not support the %s policy (it needs one queue that "
+		        "weft: WEFT_MODEL=mn does not support the %s policy (it needs one queue "
+		        "that "
 		        "sees every task, and mn's workers steal from each other): accepted "
 		        "policies are priority, fifo\n",
 		        weft_policy_name(p));

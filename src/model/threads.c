@@ -538,9 +538,9 @@ static weft_task *take_newest(threads *m)
 		return NULL;
 	weft__lock_acquire(&m->lock);
 	weft_task *t = atomic_load_explicit(&m->inbox.head, memory_order_acquire);
-	while (t && !atomic_compare_exchange_weak_explicit(&m->inbox.head, &t, t->next_,
-	                                                   memory_order_acquire,
-	                                                   memory_order_acquire))
+	while (t &&
+	       !atomic_compare_exchange_weak_explicit(&m->inbox.head, &t, t->next_,
+	                                              memory_order_acquire, memory_order_acquire))
 		;
 	weft__lock_release(&m->lock);
 	return t;

@@ -22,7 +22,7 @@ _Static_assert(offsetof(weft__sync, lock) == 0 && sizeof(weft__lock) == sizeof(u
 
 enum { WAITING = 0, WOKEN = 1, SLEEPING = 2 };
 
-#define WAITER_SPINS 300 /* pauses: about 10 us on this EPYC (33 ns each) */
+#define WAITER_SPINS      300 /* pauses: about 10 us on this EPYC (33 ns each) */
 /* How long every worker must stay blocked, with tasks queued, before weft
  * calls it a deadlock: longer than any ordinary wait for a hand-off. */
 #define DEADLOCK_AFTER_NS 1000000000
@@ -48,9 +48,8 @@ static bool spin_then_announce(weft__waiter *w)
 		weft__cpu_relax();
 	}
 	uint32_t s = WAITING;
-	return atomic_compare_exchange_strong_explicit(&w->woken, &s, SLEEPING,
-	                                               memory_order_acquire,
-	                                               memory_order_acquire) ||
+	return atomic_compare_exchange_strong_explicit(
+	               &w->woken, &s, SLEEPING, memory_order_acquire, memory_order_acquire) ||
 	       s == SLEEPING;
 }
 
