@@ -259,6 +259,53 @@ static void env_model(void)
 	expect_env_rejected("WEFT_MODEL", "THREADS", accepted);
 }
 
+/* mn takes priority and fifo only. A policy set in code for another model
+ * gives way to fifo, with a notice, when WEFT_MODEL=mn comes from the
+ * environment (the model was changed without editing the program); set in
+ * code with the model, or through WEFT_POLICY, it is refused. */
+static void mn_policies(void)
+{
+	static const weft_policy refused[] = {WEFT_POLICY_RANDOM, WEFT_POLICY_PSJF,
+	                                      WEFT_POLICY_MLFQ};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		weft_config cfg;
+		weft_config_init(&cfg);
+		cfg.model = WEFT_MODEL_MN;
+		cfg.policy = refused[i];
+		weft_rt *rt = NULL;
+		wt_capture_begin();
+		int rc = weft_rt_create(&rt, &cfg);
+		const char *err = wt_capture_end();
+		assert_rc(WEFT_EINVAL, rc);
+		assert_null(rt);
+		assert_non_null(strstr(err, weft_policy_name(refused[i])));
+		assert_non_null(strstr(err, "priority, fifo"));
+		wt_assert_no_live_allocations();
+
+		cfg.model = WEFT_MODEL_FIBERS;
+		assert_int_equal(setenv("WEFT_MODEL", "mn", 1), 0);
+		wt_capture_begin();
+		rc = weft_rt_create(&rt, &cfg);
+		err = wt_capture_end();
+		assert_rc(0, rc);
+		weft_config eff;
+		assert_rc(0, weft_rt_config(rt, &eff));
+		assert_int_equal(eff.model, WEFT_MODEL_MN);
+		assert_int_equal(eff.policy, WEFT_POLICY_FIFO);
+		assert_non_null(strstr(err, "using fifo"));
+		assert_rc(0, weft_rt_destroy(rt));
+
+		assert_int_equal(setenv("WEFT_POLICY", weft_policy_name(refused[i]), 1), 0);
+		wt_capture_begin();
+		rc = weft_rt_create(&rt, &cfg);
+		wt_capture_end();
+		unsetenv("WEFT_POLICY");
+		unsetenv("WEFT_MODEL");
+		assert_rc(WEFT_EINVAL, rc);
+		wt_assert_no_live_allocations();
+	}
+}
+
 static void env_workers(void)
 {
 	static const char *const accepted[] = {"1", "1024", NULL};
@@ -638,7 +685,7 @@ static void allocator_alignment(void)
 
 WT_CASES(WT_CASE(null_create), WT_CASE(null_post), WT_CASE(null_wait), WT_CASE(null_group),
          WT_CASE(null_stats_config), WT_CASE(bad_config), WT_CASE(config_limits),
-         WT_CASE(env_model), WT_CASE(env_workers), WT_CASE(env_policy), WT_CASE(env_capacity),
-         WT_CASE(env_stats), WT_CASE(env_wins), WT_CASE(env_stats_print), WT_CASE(default_workers),
-         WT_CASE(error_strings), WT_CASE(names), WT_CASE(task_api), WT_CASE(allocator_api),
-         WT_CASE(allocator_alignment));
+         WT_CASE(env_model), WT_CASE(mn_policies), WT_CASE(env_workers), WT_CASE(env_policy),
+         WT_CASE(env_capacity), WT_CASE(env_stats), WT_CASE(env_wins), WT_CASE(env_stats_print),
+         WT_CASE(default_workers), WT_CASE(error_strings), WT_CASE(names), WT_CASE(task_api),
+         WT_CASE(allocator_api), WT_CASE(allocator_alignment));

@@ -273,6 +273,8 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	                   "microseconds from 100 to 4294967295", &boost, NULL)))
 		return rc;
 	rt->seed_given = seed != 0;
+	rt->model_from_env = getenv("WEFT_MODEL") != NULL;
+	rt->policy_from_env = getenv("WEFT_POLICY") != NULL;
 	if (seed == 0) { /* pick one; the stats show it so a run can be replayed */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -180,6 +180,10 @@ struct weft_rt {
 	weft_config cfg; /* effective: defaults < code < environment */
 	weft_workers_source workers_source;
 	bool seed_given; /* cfg.seed came from the code or WEFT_SEED, not picked */
+	/* Which settings came from the environment (they win over code): a
+	 * model chosen by WEFT_MODEL may replace a policy the code chose for
+	 * another model (see the models' configure). */
+	bool model_from_env, policy_from_env;
 	int cpus_affinity, cpus_cgroup;
 	const weft__model_ops *model;
 	void *model_state;

@@ -420,6 +420,17 @@ static void mn_stats(weft_rt *rt, weft_stats *s)
 static int mn_configure(weft_rt *rt)
 {
 	weft_policy p = rt->cfg.policy;
+	if (p != WEFT_POLICY_PRIORITY && p != WEFT_POLICY_FIFO && rt->model_from_env &&
+	    !rt->policy_from_env) {
+		/* The program chose the policy for another model; the user moved
+		 * it to mn without editing it: run it, and say what changed. */
+		fprintf(stderr,
+		        "weft: WEFT_MODEL=mn does not support the %s policy the program sets; "
+		        "using fifo (set WEFT_POLICY=priority or fifo to choose)\n",
+		        weft_policy_name(p));
+		rt->cfg.policy = WEFT_POLICY_FIFO;
+		return 0;
+	}
 	if (p != WEFT_POLICY_PRIORITY && p != WEFT_POLICY_FIFO) {
 		fprintf(stderr,
 		        "weft: WEFT_MODEL=mn does not support the %s policy (it needs one queue "
