@@ -76,6 +76,15 @@ static int64_t clock_now(const weft__fworker *w)
 	return w->virtual_time ? w->vnow : now_ns();
 }
 
+/* Tracing is decided once per runtime: a worker-local flag spares the hot
+ * paths a load through the runtime. */
+static inline void trace(const weft__fworker *w, weft__trace_kind kind, const weft_task *t,
+                         bool first)
+{
+	if (__builtin_expect(w->tracing, 0))
+		weft__trace_record(w->rt, kind, t, first);
+}
+
 static bool on_worker(const weft__fworker *w)
 {
 	return weft__tls.rt == w->rt && weft__tls.index == w->index;
@@ -144,7 +153,7 @@ static void enter(weft__fworker *w, weft__fiber *g)
 	}
 	g->joining = false;
 	if (g->task) {
-		weft__trace(w->rt, WEFT__TRACE_BEGIN, g->task, false);
+		trace(w, WEFT__TRACE_BEGIN, g->task, false);
 		WEFT__PROBE2(fiber__switch, weft__tls.task, g->task);
 	}
 	w->current = g;
@@ -276,7 +285,7 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 {
 	weft_task *task = weft__tls.task;
 	int nopreempt = weft__tls.nopreempt, mutexes_held = weft__tls.mutexes_held;
-	weft__trace(w->rt, WEFT__TRACE_END, NULL, false);
+	trace(w, WEFT__TRACE_END, NULL, false);
 	weft_task *next = pick(w);
 	weft__fiber *g;
 	if (next && next->fiber_ == f) { /* woken already, or alone */
@@ -350,7 +359,7 @@ void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 			w->ops->join(w);
 	}
 	bump(&w->parks, 1);
-	weft__trace(w->rt, WEFT__TRACE_PARK, NULL, false);
+	trace(w, WEFT__TRACE_PARK, NULL, false);
 	WEFT__PROBE1(fiber__park, f->task);
 	switch_away(w, f);
 	weft__tls.nopreempt--;
@@ -365,7 +374,7 @@ void weft__fiber_unpark(weft__fiber *f)
 	for (;;) {
 		if (s == WEFT__FIBER_PARKED) {
 			if (atomic_compare_exchange_weak(&f->state, &s, WEFT__FIBER_READY)) {
-				weft__trace(w->rt, WEFT__TRACE_WAKE, NULL, false);
+				trace(w, WEFT__TRACE_WAKE, NULL, false);
 				atomic_fetch_add_explicit(&w->unparks, 1, memory_order_relaxed);
 				WEFT__PROBE1(fiber__wake, t);
 				if (on_worker(w))
@@ -395,7 +404,7 @@ void weft__fiber_yield(void)
 	weft__fiber *f = weft__fiber_current();
 	weft__fworker *w = f->home;
 	weft__tls.nopreempt++;
-	weft__trace(w->rt, WEFT__TRACE_YIELD, NULL, false);
+	trace(w, WEFT__TRACE_YIELD, NULL, false);
 	/* A fiber that yields is in no wait queue (weft queues a waiter only
 	 * right before parking it), so nobody can wake it meanwhile. */
 	atomic_store_explicit(&f->state, WEFT__FIBER_READY, memory_order_relaxed);
@@ -446,7 +455,7 @@ static void fd_ready(void *token, short revents, void *ctx)
 
 static void expire_timers(weft__fworker *w)
 {
-	if (weft__timers_next(&w->timers) == INT64_MAX)
+	if (!w->timers.root)
 		return;
 	int64_t now = clock_now(w);
 	weft__timer *tm;
@@ -569,7 +578,7 @@ static void on_tick(void *ctx, uintptr_t pc)
 	w->held_ticks = 0;
 	bump(&w->preemptions, 1);
 	weft__tls.nopreempt++;
-	weft__trace(w->rt, WEFT__TRACE_PREEMPT, NULL, false);
+	trace(w, WEFT__TRACE_PREEMPT, NULL, false);
 	WEFT__PROBE1(fiber__preempt, f->task);
 	weft__ticker_unblock(); /* nopreempt is raised: ticks return at once */
 	/* A wake-up that came while it ran (WOKEN) or comes while it is
@@ -660,6 +669,7 @@ int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops
 	w->main.wait_fd = -1;
 	weft__timers_init(&w->timers);
 	w->virtual_time = rt->cfg.policy == WEFT_POLICY_RANDOM && rt->seed_given;
+	w->tracing = rt->trace != NULL;
 	int rc = weft__stack_pool_init(&w->stacks, rt->cfg.stack_size, STACK_CACHE);
 	if (rc)
 		return rc;

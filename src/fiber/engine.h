@@ -127,6 +127,7 @@ struct weft__fworker {
 	bool poller_ok;
 	int fd_waits; /* wait_fd in progress: real events may still come */
 	bool virtual_time;
+	bool tracing; /* rt->trace != NULL */
 	int64_t vnow;
 
 	/* The quantum clock (worker only; the tick handler runs on it too). */

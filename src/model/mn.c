@@ -291,8 +291,14 @@ static bool idle(weft__fworker *w)
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
 		if (has_work(m, mw))
 			return true;
-		for (int k = 0; k < SPIN_PAUSES; k++)
+		/* Its own inbox is where a wake-up of one of its fibers lands
+		 * (a hand-off from another worker): look at it at every pause,
+		 * so a ping-pong across workers is not paced by the scan. */
+		for (int k = 0; k < SPIN_PAUSES; k++) {
 			weft__cpu_relax();
+			if (!weft__inbox_empty(&w->inbox))
+				return true;
+		}
 	}
 	if (mw->spinning) {
 		mw->spinning = false;
