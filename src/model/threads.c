@@ -29,7 +29,8 @@
  *   all posted counts second, equal sums prove a moment at which everything
  *   posted had finished (children are posted before their parent finishes).
  * - Idle workers poll quietly for ~15 us (reads only, ~0.4 us apart), then
- *   sleep on their own futex word. Go's scheduler is the model for waking:
+ *   sleep on their own futex word, through the idle list of core/idle.h
+ *   (shared with mn; Go's scheduler is the model for waking):
  *   a post wakes a sleeper only when no wake-up is in flight (a woken worker
  *   counts in nspinning until it finds work; claimed by a CAS 0 -> 1), and a
  *   woken worker that finds work wakes one more if work remains, so
@@ -51,6 +52,7 @@
 
 #include "core/completion.h"
 #include "core/futex.h"
+#include "core/idle.h"
 #include "core/inbox.h"
 #include "core/internal.h"
 #include "core/lock.h"
@@ -85,9 +87,7 @@ typedef struct worker {
 	WEFT__ALIGNED _Atomic uint64_t span;
 	_Atomic(weft_task *) batch[BATCH_MAX];
 
-	/* Under threads.idle_lock. */
-	_Atomic uint32_t wake; /* futex: 1 once a waker claimed this worker */
-	struct worker *idle_next;
+	weft__idler idler; /* claimed is the futex word it sleeps on */
 
 	struct threads *m;
 	int index;
@@ -110,13 +110,8 @@ typedef struct threads {
 	weft__readyq ready;
 	_Atomic size_t ready_len;
 
-	/* Idle and spinning workers. */
-	WEFT__ALIGNED _Atomic int nspinning;
-	_Atomic int nidle;
-	weft__lock idle_lock;
-	worker *idle_list;
+	weft__idle idle; /* idle and spinning workers (core/idle.h) */
 	_Atomic int stopping;
-	_Atomic uint64_t wakeups;
 
 	worker workers[];
 } threads;
@@ -303,25 +298,9 @@ static weft_task *next_task(threads *m, worker *w)
  * counts as spinning until it finds work. */
 static void wake_one(threads *m)
 {
-	int zero = 0;
-	if (!atomic_compare_exchange_strong(&m->nspinning, &zero, 1))
-		return;
-	weft__lock_acquire(&m->idle_lock);
-	worker *w = m->idle_list;
-	if (w) {
-		m->idle_list = w->idle_next;
-		atomic_fetch_sub(&m->nidle, 1);
-		/* Set under the lock: the worker resets it under the same lock
-		 * when it next goes idle, so a late store cannot leak into that. */
-		atomic_store(&w->wake, 1);
-	}
-	weft__lock_release(&m->idle_lock);
-	if (!w) {
-		atomic_fetch_sub(&m->nspinning, 1);
-		return;
-	}
-	atomic_fetch_add_explicit(&m->wakeups, 1, memory_order_relaxed);
-	weft__futex_wake(&w->wake, 1);
+	weft__idler *i = weft__idle_claim(&m->idle);
+	if (i)
+		weft__futex_wake(&i->claimed, 1);
 }
 
 /* Callers have made their work visible with a seq_cst operation (the
@@ -329,7 +308,7 @@ static void wake_one(threads *m)
  * loads; a worker going idle does the mirror image (see sleep_idle). */
 static void wake_if_needed(threads *m)
 {
-	if (atomic_load(&m->nspinning) == 0 && atomic_load(&m->nidle) > 0)
+	if (weft__idle_wanted(&m->idle))
 		wake_one(m);
 }
 
@@ -364,34 +343,12 @@ static void threads_wait_all(weft_rt *rt)
  * list itself (then it is not spinning). */
 static bool sleep_idle(threads *m, worker *w)
 {
-	weft__lock_acquire(&m->idle_lock);
-	atomic_store(&w->wake, 0);
-	w->idle_next = m->idle_list;
-	m->idle_list = w;
-	atomic_fetch_add(&m->nidle, 1);
-	weft__lock_release(&m->idle_lock);
-
-	atomic_thread_fence(memory_order_seq_cst);
-	if (has_work(m) || stealable(m) || atomic_load(&m->stopping)) {
-		bool removed = false;
-		weft__lock_acquire(&m->idle_lock);
-		for (worker **p = &m->idle_list; *p; p = &(*p)->idle_next) {
-			if (*p == w) {
-				*p = w->idle_next;
-				atomic_fetch_sub(&m->nidle, 1);
-				removed = true;
-				break;
-			}
-		}
-		weft__lock_release(&m->idle_lock);
-		if (removed)
-			return false;
-		/* A waker claimed us already and counted us as spinning. */
-		return true;
-	}
+	weft__idle_join(&m->idle, &w->idler);
+	if (has_work(m) || stealable(m) || atomic_load(&m->stopping))
+		return weft__idle_leave(&m->idle, &w->idler);
 	atomic_fetch_add_explicit(&w->sleeps, 1, memory_order_relaxed);
-	while (atomic_load(&w->wake) == 0)
-		weft__futex_wait(&w->wake, 0, -1);
+	while (atomic_load(&w->idler.claimed) == 0)
+		weft__futex_wait(&w->idler.claimed, 0, -1);
 	return true;
 }
 
@@ -411,7 +368,7 @@ static void *worker_main(void *arg)
 			weft__idle_end(rt, w->index);
 			if (spinning) {
 				spinning = false;
-				if (atomic_fetch_sub(&m->nspinning, 1) == 1 && has_work(m))
+				if (atomic_fetch_sub(&m->idle.nspinning, 1) == 1 && has_work(m))
 					wake_if_needed(m); /* the fetch_sub is the fence */
 			}
 			uint64_t cancelled = !weft__run_task(rt, t);
@@ -437,7 +394,7 @@ static void *worker_main(void *arg)
 			continue;
 		if (spinning) {
 			spinning = false;
-			atomic_fetch_sub(&m->nspinning, 1);
+			atomic_fetch_sub(&m->idle.nspinning, 1);
 		}
 		atomic_thread_fence(memory_order_seq_cst);
 		if (has_work(m) || stealable(m))
@@ -447,7 +404,7 @@ static void *worker_main(void *arg)
 		spinning = sleep_idle(m, w);
 	}
 	if (spinning)
-		atomic_fetch_sub(&m->nspinning, 1);
+		atomic_fetch_sub(&m->idle.nspinning, 1);
 	weft__worker_stopped(rt, w->index);
 	weft__tls.rt = NULL;
 	weft__tls.index = -1;
@@ -472,18 +429,16 @@ static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 	return 0;
 }
 
+static void kick(weft__idler *i, void *ctx)
+{
+	(void)ctx;
+	weft__futex_wake(&i->claimed, 1);
+}
+
 static void stop_workers(threads *m, int started)
 {
 	atomic_store(&m->stopping, 1);
-	weft__lock_acquire(&m->idle_lock);
-	for (worker *w = m->idle_list; w; w = w->idle_next) {
-		atomic_store(&w->wake, 1);
-		atomic_fetch_add(&m->nspinning, 1);
-		weft__futex_wake(&w->wake, 1);
-	}
-	m->idle_list = NULL;
-	atomic_store(&m->nidle, 0);
-	weft__lock_release(&m->idle_lock);
+	weft__idle_claim_all(&m->idle, kick, NULL);
 	for (int i = 0; i < started; i++)
 		pthread_join(m->workers[i].thread, NULL);
 }
@@ -590,7 +545,7 @@ static void threads_stats(weft_rt *rt, weft_stats *s)
 	}
 	s->posted += atomic_load(&m->done.external_posted) - atomic_load(&m->done.external_refused);
 	s->run += finished - s->cancelled;
-	s->wakeups += atomic_load(&m->wakeups);
+	s->wakeups += atomic_load(&m->idle.wakeups);
 }
 
 const weft__model_ops weft__model_threads = {
