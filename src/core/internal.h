@@ -14,10 +14,7 @@
 
 #include <weft/weft.h>
 
-#define WEFT__CACHE_LINE 64
-/* Starts a field on its own cache line, so that fields written by different
- * threads do not share one. */
-#define WEFT__ALIGNED    alignas(WEFT__CACHE_LINE)
+#include "core/alloc.h" /* WEFT__ALIGNED, WEFT__WARN_UNUSED, weft__alloc */
 
 #define WEFT__MAX_WORKERS 1024
 
@@ -31,8 +28,6 @@
 #define WEFT__MAX_LEVELS         64u
 #define WEFT__DEFAULT_LEVELS     4u /* seed 004's NUMPRIO */
 #define WEFT__DEFAULT_BOOST_US   100000u
-
-#define WEFT__WARN_UNUSED __attribute__((warn_unused_result))
 
 /* ------------------------------------------------------------ task state */
 
@@ -269,11 +264,6 @@ static inline void weft__dequeued(weft_rt *rt, long n)
 }
 
 /* ------------------------------------------------------------ services */
-
-/* Allocation through the configured weft_allocator, counted so tests can
- * prove that destroy releases everything. */
-WEFT__WARN_UNUSED void *weft__alloc(size_t size);
-void weft__free(void *p, size_t size);
 
 /* pthread_create with a fault-injection hook for tests; returns 0 or
  * WEFT_EAGAIN. Worker threads get a signal mask that blocks every signal,

@@ -8,9 +8,8 @@
 
 #include "core/futex.h"
 #include "core/internal.h"
-#include "obs/latency.h"
+#include "core/observe.h"
 #include "obs/probes.h"
-#include "obs/trace.h"
 
 _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec"))) = {.index = -1};
 
@@ -75,17 +74,14 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 			rc = rt->model->configure(rt);
 	}
 	if (rc == 0)
-		rc = weft__latency_create(rt);
-	if (rc == 0)
-		rc = weft__trace_create(rt);
+		rc = weft__observe_create(rt);
 	if (rc == 0) {
 		rt->magic = WEFT__RT_MAGIC;
 		rc = rt->model->start(rt);
 	}
 	if (rc) {
 		rt->magic = 0;
-		weft__trace_destroy(rt);
-		weft__latency_destroy(rt);
+		weft__observe_destroy(rt);
 		weft__free(rt, sizeof(*rt));
 		return rc;
 	}
@@ -130,8 +126,7 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	if (rt->cfg.stats)
 		weft_stats_print(rt, stderr);
 	rt->model->release(rt);
-	weft__trace_destroy(rt); /* writes the file */
-	weft__latency_destroy(rt);
+	weft__observe_destroy(rt); /* writes the trace file */
 	rt->magic = 0;
 	weft__free(rt, sizeof(*rt));
 	atomic_fetch_sub(&weft__live_runtimes, 1);

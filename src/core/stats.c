@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "obs/latency.h"
+#include "core/observe.h"
 
 int weft_stats_get(weft_rt *rt, weft_stats *out)
 {
@@ -52,7 +52,7 @@ int weft_stats_reset(weft_rt *rt)
 	memset(&rt->stats_base, 0, sizeof(rt->stats_base));
 	weft_stats_get(rt, &now);
 	rt->stats_base = now;
-	weft__latency_reset(rt);
+	weft__latency_reset(rt->latency);
 	return 0;
 }
 
@@ -92,7 +92,7 @@ int weft_stats_print(weft_rt *rt, FILE *out)
 		        total > 0 ? 100.0 * (double)busy / total : 0.0);
 	}
 	if (rt->latency)
-		weft__latency_print(rt, out);
+		weft__latency_print(rt->latency, out);
 	if (s.policy == WEFT_POLICY_RANDOM)
 		fprintf(out, "weft: random policy seed %llu (replay with WEFT_SEED=%llu)\n",
 		        (unsigned long long)s.seed, (unsigned long long)s.seed);

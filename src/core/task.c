@@ -8,10 +8,9 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/observe.h"
 #include "core/spin.h"
-#include "obs/latency.h"
 #include "obs/probes.h"
-#include "obs/trace.h"
 #include "sync/waiter.h"
 
 static _Atomic uint32_t *state_word(const weft_task *t)

@@ -19,10 +19,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/observe.h"
 #include "fiber/engine.h"
-#include "obs/latency.h"
 #include "obs/probes.h"
-#include "obs/trace.h"
 
 #define STACK_CACHE       1024 /* free stacks a worker keeps for reuse */
 #define MAX_SPARES        8    /* loop fibers kept ready to go on */

@@ -49,10 +49,10 @@
 #include "core/idle.h"
 #include "core/internal.h"
 #include "core/lock.h"
+#include "core/observe.h"
 #include "core/spin.h"
 #include "fiber/engine.h"
 #include "obs/probes.h"
-#include "obs/trace.h"
 
 #define CONTAINER(p, type, field) ((type *)(void *)((char *)(p)-offsetof(type, field)))
 

@@ -56,10 +56,9 @@
 #include "core/inbox.h"
 #include "core/internal.h"
 #include "core/lock.h"
+#include "core/observe.h"
 #include "core/spin.h"
-#include "obs/latency.h"
 #include "obs/probes.h"
-#include "obs/trace.h"
 
 #define BATCH_MAX         16
 #define SPIN_ROUNDS       32

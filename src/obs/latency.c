@@ -1,4 +1,6 @@
-/* Latency histograms: allocation, sums and the quantize-style printout. */
+/* Latency histograms: allocation, sums and the quantize-style printout
+ * (see latency.h). weft_stats_latency, which needs the runtime, is in
+ * core/observe.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,31 +11,24 @@ static size_t latency_size(int slots)
 	return sizeof(struct weft__latency) + (size_t)slots * sizeof(weft__latency_slot);
 }
 
-int weft__latency_create(weft_rt *rt)
+struct weft__latency *weft__latency_create(int slots)
 {
-	rt->latency = NULL;
-	if (!rt->cfg.stats)
-		return 0;
-	int slots = rt->cfg.workers + 1;
 	struct weft__latency *l = weft__alloc(latency_size(slots));
 	if (!l)
-		return WEFT_ENOMEM;
+		return NULL;
 	memset(l, 0, latency_size(slots));
 	l->slots = slots;
-	rt->latency = l;
-	return 0;
+	return l;
 }
 
-void weft__latency_destroy(weft_rt *rt)
+void weft__latency_destroy(struct weft__latency *l)
 {
-	if (rt->latency)
-		weft__free(rt->latency, latency_size(rt->latency->slots));
-	rt->latency = NULL;
+	if (l)
+		weft__free(l, latency_size(l->slots));
 }
 
-void weft__latency_reset(weft_rt *rt)
+void weft__latency_reset(struct weft__latency *l)
 {
-	struct weft__latency *l = rt->latency;
 	if (!l)
 		return;
 	for (int i = 0; i < l->slots; i++)
@@ -43,9 +38,9 @@ void weft__latency_reset(weft_rt *rt)
 				                      memory_order_relaxed);
 }
 
-bool weft__worker_times(const weft_rt *rt, int index, int64_t *busy, int64_t *idle)
+bool weft__latency_worker_times(const struct weft__latency *l, int index, int64_t *busy,
+                                int64_t *idle)
 {
-	const struct weft__latency *l = rt->latency;
 	if (!l || index < 0 || index >= l->slots - 1)
 		return false;
 	const weft__latency_slot *s = &l->slot[index];
@@ -64,10 +59,10 @@ bool weft__worker_times(const weft_rt *rt, int index, int64_t *busy, int64_t *id
 	return true;
 }
 
-void weft__latency_sum(const weft_rt *rt, weft_latency kind, uint64_t out[WEFT_LATENCY_BUCKETS])
+void weft__latency_sum(const struct weft__latency *l, weft_latency kind,
+                       uint64_t out[WEFT_LATENCY_BUCKETS])
 {
 	memset(out, 0, sizeof(uint64_t) * WEFT_LATENCY_BUCKETS);
-	const struct weft__latency *l = rt->latency;
 	for (int i = 0; l && i < l->slots; i++)
 		for (int b = 0; b < WEFT_LATENCY_BUCKETS; b++)
 			out[b] += atomic_load_explicit(&l->slot[i].bucket[kind][b],
@@ -86,24 +81,14 @@ const char *weft_latency_name(weft_latency kind)
 	return (unsigned)kind < WEFT_LATENCY_COUNT_ ? names[kind] : NULL;
 }
 
-int weft_stats_latency(weft_rt *rt, weft_latency kind, uint64_t counts[WEFT_LATENCY_BUCKETS])
-{
-	if (!rt || rt->magic != WEFT__RT_MAGIC || (unsigned)kind >= WEFT_LATENCY_COUNT_ || !counts)
-		return WEFT_EINVAL;
-	if (!rt->latency)
-		return WEFT_ENOTSUP;
-	weft__latency_sum(rt, kind, counts);
-	return 0;
-}
-
 /* DTrace's quantize layout: the value is the bucket's lower bound, the bar
  * 40 characters for the whole count, and one empty row either side of the
  * non-empty range. */
-void weft__latency_print(const weft_rt *rt, FILE *out)
+void weft__latency_print(const struct weft__latency *l, FILE *out)
 {
 	for (int k = 0; k < WEFT_LATENCY_COUNT_; k++) {
 		uint64_t c[WEFT_LATENCY_BUCKETS], total = 0;
-		weft__latency_sum(rt, (weft_latency)k, c);
+		weft__latency_sum(l, (weft_latency)k, c);
 		int lo = -1, hi = -1;
 		for (int b = 0; b < WEFT_LATENCY_BUCKETS; b++) {
 			total += c[b];

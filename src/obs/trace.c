@@ -1,4 +1,5 @@
-/* Trace buffers and the Chrome trace-event JSON writer (see trace.h).
+/* Trace buffers and the Chrome trace-event JSON writer (see trace.h;
+ * weft_trace_flush, which needs the runtime, is in core/observe.c).
  *
  * Each slot (a worker, or the shared one for other threads) keeps a list of
  * fixed-size chunks of events; appending takes the slot's lock, which only
@@ -9,7 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/lock.h"
+#include <weft/weft.h>
+
+#include "core/alloc.h"
+#include "core/lock_raw.h" /* without the preemption guard: the caller holds it */
 #include "obs/latency.h"
 #include "obs/trace.h"
 
@@ -46,40 +50,34 @@ static size_t trace_size(int slots)
 	return sizeof(struct weft__trace) + (size_t)slots * sizeof(slot);
 }
 
-int weft__trace_create(weft_rt *rt)
+struct weft__trace *weft__trace_create(int slots)
 {
-	rt->trace = NULL;
-	if (!rt->cfg.trace_path || !rt->cfg.trace_path[0])
-		return 0;
-	int slots = rt->cfg.workers + 1;
 	struct weft__trace *tr = weft__alloc(trace_size(slots));
 	if (!tr)
-		return WEFT_ENOMEM;
+		return NULL;
 	memset(tr, 0, trace_size(slots));
 	tr->slots = slots;
 	tr->origin = weft__latency_now();
-	rt->trace = tr;
-	return 0;
+	return tr;
 }
 
-void weft__trace_record(weft_rt *rt, weft__trace_kind kind, const weft_task *t, bool first)
+void weft__trace_add(struct weft__trace *tr, int worker, weft__trace_kind kind, const void *task,
+                     int64_t posted, bool first)
 {
-	struct weft__trace *tr = rt->trace;
-	int i = weft__tls.index;
-	slot *s = weft__tls.rt == rt && i >= 0 && i < tr->slots - 1 ? &tr->slot[i]
-	                                                            : &tr->slot[tr->slots - 1];
+	slot *s = worker >= 0 && worker < tr->slots - 1 ? &tr->slot[worker]
+	                                                : &tr->slot[tr->slots - 1];
 	event e = {.ts = weft__latency_now(),
-	           .task = t,
-	           .task_posted = t ? t->posted_ns_ : 0,
+	           .task = task,
+	           .task_posted = posted,
 	           .kind = (uint8_t)kind,
 	           .first = first};
-	weft__lock_acquire(&s->lock);
+	weft__lock_acquire_raw(&s->lock);
 	chunk *c = s->tail;
 	if (!c || c->used == CHUNK_EVENTS) {
 		chunk *n = weft__alloc(sizeof(chunk));
 		if (!n) {
 			tr->failed = true;
-			weft__lock_release(&s->lock);
+			weft__lock_release_raw(&s->lock);
 			return;
 		}
 		n->next = NULL;
@@ -91,7 +89,7 @@ void weft__trace_record(weft_rt *rt, weft__trace_kind kind, const weft_task *t, 
 		s->tail = c = n;
 	}
 	c->ev[c->used++] = e;
-	weft__lock_release(&s->lock);
+	weft__lock_release_raw(&s->lock);
 }
 
 static uint64_t flow_id(const event *e)
@@ -146,20 +144,18 @@ static void write_event(FILE *f, const struct weft__trace *tr, const event *e, i
 	}
 }
 
-static int write_file(const weft_rt *rt)
+static int write_file(const struct weft__trace *tr, const char *path, const char *model,
+                      const char *policy, int workers)
 {
-	const struct weft__trace *tr = rt->trace;
-	FILE *f = fopen(rt->cfg.trace_path, "w");
+	FILE *f = fopen(path, "w");
 	if (!f) {
-		fprintf(stderr, "weft: cannot write the trace to %s: %s\n", rt->cfg.trace_path,
-		        strerror(errno));
+		fprintf(stderr, "weft: cannot write the trace to %s: %s\n", path, strerror(errno));
 		return WEFT_EINVAL;
 	}
 	fprintf(f,
 	        "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model\":\"%s\",\"policy\":\"%s\","
 	        "\"workers\":%d,\"events_lost\":%s},\n\"traceEvents\":[",
-	        weft_model_name(rt->cfg.model), weft_policy_name(rt->cfg.policy), rt->cfg.workers,
-	        tr->failed ? "true" : "false");
+	        model, policy, workers, tr->failed ? "true" : "false");
 	bool comma = false;
 	for (int i = 0; i < tr->slots; i++) {
 		int tid = i == tr->slots - 1 ? 1000 : i;
@@ -179,32 +175,25 @@ static int write_file(const weft_rt *rt)
 	if (fclose(f) != 0)
 		rc = WEFT_EINVAL;
 	if (rc)
-		fprintf(stderr, "weft: writing the trace to %s failed\n", rt->cfg.trace_path);
+		fprintf(stderr, "weft: writing the trace to %s failed\n", path);
 	return rc;
 }
 
-int weft_trace_flush(weft_rt *rt)
+int weft__trace_write(struct weft__trace *tr, const char *path, const char *model,
+                      const char *policy, int workers)
 {
-	if (!rt || rt->magic != WEFT__RT_MAGIC)
-		return WEFT_EINVAL;
-	if (!rt->trace)
-		return WEFT_ENOTSUP;
-	struct weft__trace *tr = rt->trace;
 	for (int i = 0; i < tr->slots; i++)
-		weft__lock_acquire(&tr->slot[i].lock);
-	int rc = write_file(rt);
+		weft__lock_acquire_raw(&tr->slot[i].lock);
+	int rc = write_file(tr, path, model, policy, workers);
 	for (int i = tr->slots - 1; i >= 0; i--)
-		weft__lock_release(&tr->slot[i].lock);
+		weft__lock_release_raw(&tr->slot[i].lock);
 	return rc;
 }
 
-void weft__trace_destroy(weft_rt *rt)
+void weft__trace_destroy(struct weft__trace *tr)
 {
-	struct weft__trace *tr = rt->trace;
 	if (!tr)
 		return;
-	if (rt->magic == WEFT__RT_MAGIC)
-		write_file(rt);
 	for (int i = 0; i < tr->slots; i++) {
 		chunk *c = tr->slot[i].head;
 		while (c) {
@@ -214,5 +203,4 @@ void weft__trace_destroy(weft_rt *rt)
 		}
 	}
 	weft__free(tr, trace_size(tr->slots));
-	rt->trace = NULL;
 }

@@ -1,16 +1,17 @@
 /* Trace export (WEFT_TRACE=path.json): Chrome trace-event JSON, one track
  * per worker (and one for threads that are not workers), a slice per run
  * segment of a task, a flow arrow from each post to the task's first run,
- * instants for park, wake, yield, preemption and steal. Events are buffered per
- * worker (each slot has its own lock, uncontended but for
- * weft_trace_flush) and written at destroy or on weft_trace_flush. Nothing
- * is recorded unless a path was given; rt->trace is NULL then. */
+ * instants for park, wake, yield, preemption and steal. Events are buffered
+ * per slot (each slot has its own lock, uncontended but for a flush) and
+ * written by weft__trace_write. The object knows only its slots: which
+ * track the calling thread is, the file's header values and the runtime's
+ * preemption guard come from core (core/observe.h wraps these for the rest
+ * of weft; the runtime keeps NULL when tracing is off). */
 #ifndef WEFT_SRC_OBS_TRACE_H
 #define WEFT_SRC_OBS_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
-
-#include "core/internal.h"
 
 typedef enum weft__trace_kind {
 	WEFT__TRACE_POST,  /* flow start on the poster's track */
@@ -24,19 +25,26 @@ typedef enum weft__trace_kind {
 	WEFT__TRACE_KINDS
 } weft__trace_kind;
 
-/* Allocates rt->trace when rt->cfg.trace_path is set; 0 or WEFT_ENOMEM. */
-int weft__trace_create(weft_rt *rt);
-/* Writes the file (if any events) and frees everything. */
-void weft__trace_destroy(weft_rt *rt);
+struct weft__trace;
 
-/* Records an event on the calling thread's track. task may be NULL for
- * instants; first marks the BEGIN of a task's first segment. */
-void weft__trace_record(weft_rt *rt, weft__trace_kind kind, const weft_task *t, bool first);
+/* Allocates the buffers for slots - 1 workers and the slot of other
+ * threads; NULL when out of memory. Times count from now. */
+struct weft__trace *weft__trace_create(int slots);
+/* Frees everything (writes nothing). */
+void weft__trace_destroy(struct weft__trace *tr);
 
-static inline void weft__trace(weft_rt *rt, weft__trace_kind kind, const weft_task *t, bool first)
-{
-	if (__builtin_expect(rt->trace != NULL, 0))
-		weft__trace_record(rt, kind, t, first);
-}
+/* Records an event on worker's track, or on the other threads' one when
+ * worker is not a worker slot (-1). task (an address, NULL for instants)
+ * and posted (its post time) name the flow; first marks the BEGIN of a
+ * task's first segment. Takes the slot's lock: a fiber must not be
+ * preempted inside (the caller holds preemption off). */
+void weft__trace_add(struct weft__trace *tr, int worker, weft__trace_kind kind, const void *task,
+                     int64_t posted, bool first);
+
+/* Writes everything recorded so far to path, with the header's model,
+ * policy and worker count, holding every slot's lock (same preemption rule
+ * as weft__trace_add). 0, or WEFT_EINVAL after saying why on stderr. */
+int weft__trace_write(struct weft__trace *tr, const char *path, const char *model,
+                      const char *policy, int workers);
 
 #endif

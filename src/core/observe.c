@@ -1,0 +1,73 @@
+/* The runtime's side of statistics and traces (see observe.h): creating
+ * and destroying obs's objects from the configuration, the calling
+ * thread's track, and the public calls that take a runtime
+ * (weft_stats_latency, weft_trace_flush). */
+#include "core/observe.h"
+
+int weft__observe_create(weft_rt *rt)
+{
+	rt->latency = NULL;
+	rt->trace = NULL;
+	if (rt->cfg.stats) {
+		rt->latency = weft__latency_create(rt->cfg.workers + 1);
+		if (!rt->latency)
+			return WEFT_ENOMEM;
+	}
+	if (rt->cfg.trace_path && rt->cfg.trace_path[0]) {
+		rt->trace = weft__trace_create(rt->cfg.workers + 1);
+		if (!rt->trace)
+			return WEFT_ENOMEM;
+	}
+	return 0;
+}
+
+/* Holds the preemption guard while obs holds its slots' locks: a fiber
+ * preempted there could be followed on its worker by one that records and
+ * sleeps on the same lock for ever. */
+static int write_trace(weft_rt *rt)
+{
+	weft__tls.nopreempt++;
+	int rc = weft__trace_write(rt->trace, rt->cfg.trace_path, weft_model_name(rt->cfg.model),
+	                           weft_policy_name(rt->cfg.policy), rt->cfg.workers);
+	weft__tls.nopreempt--;
+	return rc;
+}
+
+void weft__observe_destroy(weft_rt *rt)
+{
+	if (rt->trace) {
+		if (rt->magic == WEFT__RT_MAGIC)
+			(void)write_trace(rt);
+		weft__trace_destroy(rt->trace);
+		rt->trace = NULL;
+	}
+	weft__latency_destroy(rt->latency);
+	rt->latency = NULL;
+}
+
+void weft__trace_record(weft_rt *rt, weft__trace_kind kind, const weft_task *t, bool first)
+{
+	int worker = weft__tls.rt == rt ? weft__tls.index : -1;
+	weft__tls.nopreempt++;
+	weft__trace_add(rt->trace, worker, kind, t, t ? t->posted_ns_ : 0, first);
+	weft__tls.nopreempt--;
+}
+
+int weft_stats_latency(weft_rt *rt, weft_latency kind, uint64_t counts[WEFT_LATENCY_BUCKETS])
+{
+	if (!rt || rt->magic != WEFT__RT_MAGIC || (unsigned)kind >= WEFT_LATENCY_COUNT_ || !counts)
+		return WEFT_EINVAL;
+	if (!rt->latency)
+		return WEFT_ENOTSUP;
+	weft__latency_sum(rt->latency, kind, counts);
+	return 0;
+}
+
+int weft_trace_flush(weft_rt *rt)
+{
+	if (!rt || rt->magic != WEFT__RT_MAGIC)
+		return WEFT_EINVAL;
+	if (!rt->trace)
+		return WEFT_ENOTSUP;
+	return write_trace(rt);
+}
