@@ -138,7 +138,7 @@ static weft__fiber *loop_fiber(weft__fworker *w)
 }
 
 /* Bookkeeping for g becoming the running fiber, just before the switch. */
-static void enter(weft__fworker *w, weft__fiber *g)
+static inline __attribute__((always_inline)) void enter(weft__fworker *w, weft__fiber *g)
 {
 	/* Only a fiber preempted between queueing itself as a waiter and
 	 * parking can be woken while READY: everyone else takes the plain
@@ -166,7 +166,7 @@ static void enter(weft__fworker *w, weft__fiber *g)
 static void expire_timers(weft__fworker *w);
 static void maybe_boost(weft__fworker *w);
 
-static weft_task *pick(weft__fworker *w)
+static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
 {
 	for (weft_task *t = weft__inbox_take(&w->inbox); t;) {
 		weft_task *next = t->next_;
