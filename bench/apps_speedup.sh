@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # apps_speedup.sh: measures the speedup bars of the three CPU applications
-# (docs/apps-cpu.md) on WEFT_MODEL=threads, 1 worker against 2.
+# (docs/apps-cpu.md) on one model (--model, default threads), 1 worker
+# against 2, and with --compare M2 that model against M2 at 2 workers in the
+# same run (the mn bar: within 5% of threads).
 #
-#   bench/apps_speedup.sh [--reps N] [--quick] [--only sudoku|psort|matmul] [BUILD_DIR]
+#   bench/apps_speedup.sh [--reps N] [--quick] [--only sudoku|psort|matmul]
+#                         [--model M] [--compare M2] [BUILD_DIR]
 #
 #   sudoku   validate a file of 1,000,000 generated grids (1% invalid)   bar 1.7x
 #   psort    sort 50,000,000 ints                                        bar 1.8x
@@ -20,13 +23,15 @@
 # another count. BUILD_DIR defaults to build/release.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-reps=5 quick=0 only="" build=""
+reps=5 quick=0 only="" build="" model=threads compare=""
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--reps) reps=$2; shift 2 ;;
 	--quick) quick=1; shift ;;
 	--only) only=$2; shift 2 ;;
-	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--model) model=$2; shift 2 ;;
+	--compare) compare=$2; shift 2 ;;
+	-h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "apps_speedup.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$1; shift ;;
 	esac
@@ -44,14 +49,14 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/apps_speedup.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# run <app> <workers> <regex for the time> <command...>: prints
+# run <model> <workers> <regex for the time> <command...>: prints
 # "phase wall cpu" in ms (cpu: user + system time of the process; on a
 # quiet machine about wall x workers, lower when other load takes the CPUs).
 run() {
-	local w=$2 re=$3
+	local m=$1 w=$2 re=$3
 	shift 3
 	local st=0 TIMEFORMAT='%R %U %S'
-	{ time WEFT_MODEL=threads WEFT_WORKERS=$w "$@" >"$tmp/out" 2>&1 || st=$?; } 2>"$tmp/time"
+	{ time WEFT_MODEL=$m WEFT_WORKERS=$w "$@" >"$tmp/out" 2>&1 || st=$?; } 2>"$tmp/time"
 	if [[ $st != 0 && $st != 1 ]]; then
 		echo "apps_speedup.sh: failed (status $st): $*" >&2
 		cat "$tmp/out" >&2
@@ -74,14 +79,19 @@ bench() {
 	: >"$tmp/$name.2"
 	: >"$tmp/$name.cpus1"
 	: >"$tmp/$name.cpus2"
+	: >"$tmp/$name.c"
+	: >"$tmp/$name.cpusc"
+	local runs="1 2"
+	[[ -n $compare ]] && runs="1 2 c"
 	for ((i = 1; i <= reps; i++)); do
-		for w in 1 2; do
-			local r p wall cpu
-			r=$(run "$name" "$w" "$re" "$@")
+		for k in $runs; do
+			local r p wall cpu m=$model w=$k
+			[[ $k == c ]] && m=$compare w=2
+			r=$(run "$m" "$w" "$re" "$@")
 			read -r p wall cpu <<<"$r"
-			echo "$p" >>"$tmp/$name.$w"
-			awk -v c="$cpu" -v w="$wall" 'BEGIN { printf "%.2f\n", (w > 0 ? c / w : 0) }' >>"$tmp/$name.cpus$w"
-			printf '  run %d, %d worker(s): %8s ms (wall %s ms, cpu %s ms)\n' "$i" "$w" "$p" "$wall" "$cpu"
+			echo "$p" >>"$tmp/$name.$k"
+			awk -v c="$cpu" -v w="$wall" 'BEGIN { printf "%.2f\n", (w > 0 ? c / w : 0) }' >>"$tmp/$name.cpus$k"
+			printf '  run %d, %s, %d worker(s): %8s ms (wall %s ms, cpu %s ms)\n' "$i" "$m" "$w" "$p" "$wall" "$cpu"
 		done
 	done
 	local m1 m2
@@ -98,6 +108,14 @@ bench() {
 		split(u1, p, " "); split(u2, q, " ");
 		printf "  %s: CPUs used (cpu/wall), median: %.2f with 1 worker, %.2f with 2 (max %.2f)\n", name, p[1], q[1], q[3];
 	}' | tee -a "$tmp/summary"
+	[[ -n $compare ]] || return 0
+	local mc
+	mc=$(median <"$tmp/$name.c")
+	awk -v name="$name" -v a="$m2" -v c="$mc" -v m="$model" -v o="$compare" 'BEGIN {
+		split(a, x, " "); split(c, y, " ");
+		d = 100 * (x[1] - y[1]) / y[1];
+		printf "  %s: %s against %s at 2 workers: %+.1f%% (%.1f against %.1f ms; bar within 5%%: %s)\n", name, m, o, d, x[1], y[1], (d <= 5 ? "met" : "MISSED");
+	}' | tee -a "$tmp/summary"
 }
 
 if [[ -z $only || $only == sudoku ]]; then
@@ -108,5 +126,5 @@ fi
 bench sudoku 1.7 '^checked in \([0-9.]*\) ms.*' "$apps/sudoku/weft-sudoku" --quiet "$tmp/grids.txt"
 bench psort 1.8 '^sort: \([0-9.]*\) ms.*' "$apps/psort/weft-psort" --no-compare "$ints"
 bench matmul 1.8 '^multiply: \([0-9.]*\) ms.*' "$apps/matmul/weft-matmul" "$n"
-echo "== summary (median of $reps interleaved runs, WEFT_MODEL=threads, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "== summary (median of $reps interleaved runs, WEFT_MODEL=$model${compare:+ against $compare}, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 cat "$tmp/summary"
