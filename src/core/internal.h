@@ -18,6 +18,9 @@
 
 #define WEFT__MAX_WORKERS 1024
 
+/* The struct of type `type` whose member `field` p points to. */
+#define WEFT__CONTAINER(p, type, field) ((type *)(void *)((char *)(p)-offsetof(type, field)))
+
 #define WEFT__MIN_STACK     16384L
 #define WEFT__MAX_STACK     (1L << 30)
 #define WEFT__DEFAULT_STACK 65536L

@@ -124,16 +124,22 @@ static void reap(weft__fworker *w)
 	}
 }
 
+/* A loop fiber with a stack of its own: a spare, or a new one; NULL when
+ * the system refuses a stack. */
+static weft__fiber *spare_or_new(weft__fworker *w)
+{
+	weft__fiber *f = w->spares;
+	if (!f)
+		return fiber_new(w);
+	w->spares = f->next_spare;
+	w->nspares--;
+	return f;
+}
+
 /* A fiber to go on with the loop: a spare, a new one, or the thread's own. */
 static weft__fiber *loop_fiber(weft__fworker *w)
 {
-	weft__fiber *f = w->spares;
-	if (f) {
-		w->spares = f->next_spare;
-		w->nspares--;
-		return f;
-	}
-	f = fiber_new(w);
+	weft__fiber *f = spare_or_new(w);
 	return f ? f : &w->main;
 }
 
@@ -178,40 +184,39 @@ static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
 	return w->ops->next(w);
 }
 
-/* Runs an unstarted task on the calling loop fiber f. */
-static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
+/* Runs t, just taken from the model's queues, on the running fiber f, and
+ * counts it. The task may park and resume meanwhile: f is still the
+ * running fiber when it returns (fibers never change under a task). The
+ * caller puts back what f ran before (nothing, or the task that waited). */
+static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 {
-	weft_rt *rt = w->rt;
-	weft__dequeued(rt, 1);
+	weft__dequeued(w->rt, 1);
 	f->task = t;
 	t->fiber_ = f;
 	weft__stack_set_current(f->stack, t);
-	bool segment = rt->trace != NULL;
-	if (segment)
-		weft__trace(rt, WEFT__TRACE_BEGIN, t, true);
-	weft__tls.nopreempt = 0;
-	weft__tls.mutexes_held = 0;
-	bool ran = weft__run_task(rt, t);
-	weft__tls.nopreempt = 1;
-	/* The task may have parked and resumed meanwhile: f is still the
-	 * running fiber (fibers never change under a task), but w->current
-	 * was switched around. */
-	if (segment)
-		weft__trace(rt, WEFT__TRACE_END, NULL, false);
-	f->task = NULL;
-	weft__stack_set_current(f->stack, NULL);
+	trace(w, WEFT__TRACE_BEGIN, t, true);
+	bool ran = weft__run_task(w->rt, t);
+	trace(w, WEFT__TRACE_END, NULL, false);
 	bump(&w->cancelled, !ran);
 	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+}
+
+/* Runs an unstarted task on the calling loop fiber f. */
+static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
+{
+	weft__tls.nopreempt = 0;
+	weft__tls.mutexes_held = 0;
+	run_on(w, f, t);
+	weft__tls.nopreempt = 1;
+	f->task = NULL;
+	weft__stack_set_current(f->stack, NULL);
 }
 
 /* On main, which never runs tasks: hands t to a loop fiber. */
 static void start_elsewhere(weft__fworker *w, weft_task *t)
 {
-	weft__fiber *g = w->spares;
-	if (g) {
-		w->spares = g->next_spare;
-		w->nspares--;
-	} else if (!(g = fiber_new(w))) {
+	weft__fiber *g = spare_or_new(w);
+	if (!g) {
 		/* No stack now (the mapping limit, said on stderr): let
 		 * parked fibers finish and free some, then retry. */
 		w->ops->ready(w, t, WEFT__READY_ARRIVED);
@@ -324,19 +329,10 @@ bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
 	weft__tls.nopreempt--;
 	if (!x)
 		return false;
-	weft_rt *rt = w->rt;
 	weft_task *outer = f->task;
-	weft__dequeued(rt, 1);
-	f->task = x;
-	x->fiber_ = f;
-	weft__stack_set_current(f->stack, x);
-	weft__trace(rt, WEFT__TRACE_BEGIN, x, true);
-	bool ran = weft__run_task(rt, x);
-	weft__trace(rt, WEFT__TRACE_END, NULL, false);
+	run_on(w, f, x);
 	f->task = outer;
 	weft__stack_set_current(f->stack, outer);
-	bump(&w->cancelled, !ran);
-	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
 	return true;
 }
 

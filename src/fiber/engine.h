@@ -152,7 +152,7 @@ struct weft__fworker {
 };
 
 /* Sets up w (stacks, timers, poller); 0 or a WEFT_E* code, everything
- * released on failure. stack_cache: free stacks the worker keeps. */
+ * released on failure. */
 WEFT__WARN_UNUSED int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops,
                                          void *model, int index);
 /* Starts the worker thread. */

@@ -26,36 +26,13 @@
 
 #include "core/completion.h"
 #include "core/internal.h"
+#include "core/task_list.h"
 #include "fiber/engine.h"
-
-#define CONTAINER(p, type, field) ((type *)(void *)((char *)(p)-offsetof(type, field)))
-
-typedef struct list {
-	weft_task *head, *tail;
-} list;
-
-static void list_append(list *l, weft_task *t)
-{
-	t->next_ = NULL;
-	if (l->tail)
-		l->tail->next_ = t;
-	else
-		l->head = t;
-	l->tail = t;
-}
-
-static weft_task *list_pop(list *l)
-{
-	weft_task *t = l->head;
-	if (t && !(l->head = t->next_))
-		l->tail = NULL;
-	return t;
-}
 
 typedef struct fibers {
 	weft_rt *rt;
 	/* Worker only. */
-	list front, side;
+	weft__task_list front, side;
 	weft_task *lifo;
 	weft__readyq ready;
 	bool work_first;
@@ -67,13 +44,13 @@ typedef struct fibers {
 
 static fibers *of(weft__fworker *w)
 {
-	return CONTAINER(w, fibers, w);
+	return WEFT__CONTAINER(w, fibers, w);
 }
 
 static void place_side(fibers *m)
 {
 	weft_task *t;
-	while ((t = list_pop(&m->side)))
+	while ((t = weft__task_list_pop(&m->side)))
 		weft__readyq_push(&m->ready, t);
 }
 
@@ -81,14 +58,14 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 {
 	fibers *m = of(w);
 	if (how == WEFT__READY_POSTED && m->work_first) {
-		list_append(&m->side, t);
+		weft__task_list_append(&m->side, t);
 		return;
 	}
 	if (how == WEFT__READY_YIELDED)
 		place_side(m); /* posted before it yielded: ahead of it */
 	weft__fiber *f = t->fiber_;
 	if (f && f->joining && how != WEFT__READY_YIELDED)
-		list_append(&m->front, t);
+		weft__task_list_append(&m->front, t);
 	else
 		weft__readyq_push(&m->ready, t);
 }
@@ -97,7 +74,7 @@ static void on_join(weft__fworker *w)
 {
 	fibers *m = of(w);
 	weft_task *t;
-	while ((t = list_pop(&m->side))) { /* the last posted ends on top */
+	while ((t = weft__task_list_pop(&m->side))) { /* the last posted ends on top */
 		t->next_ = m->lifo;
 		m->lifo = t;
 	}
@@ -127,7 +104,7 @@ static weft_task *next(weft__fworker *w)
 {
 	fibers *m = of(w);
 	place_side(m);
-	weft_task *t = list_pop(&m->front);
+	weft_task *t = weft__task_list_pop(&m->front);
 	if (t)
 		return t;
 	if ((t = m->lifo)) {

@@ -51,10 +51,9 @@
 #include "core/lock.h"
 #include "core/observe.h"
 #include "core/spin.h"
+#include "core/task_list.h"
 #include "fiber/engine.h"
 #include "obs/probes.h"
-
-#define CONTAINER(p, type, field) ((type *)(void *)((char *)(p)-offsetof(type, field)))
 
 #define INJECTED_EVERY 61 /* picks between looks at the injection queue first */
 #define SPIN_ROUNDS    32
@@ -64,7 +63,7 @@ typedef struct mn_worker {
 	weft__fworker fw;
 	weft__deque deque;
 	/* Owner only. */
-	weft_task *resume_head, *resume_tail;
+	weft__task_list resume; /* started fibers to run again, FIFO */
 	unsigned picks;
 	bool prefer_new; /* last pick was a resumed fiber */
 	bool spinning;   /* counted in idle.nspinning */
@@ -89,7 +88,7 @@ typedef struct mn {
 
 static mn_worker *of(weft__fworker *w)
 {
-	return CONTAINER(w, mn_worker, fw);
+	return WEFT__CONTAINER(w, mn_worker, fw);
 }
 
 static mn *model_of(weft__fworker *w)
@@ -102,7 +101,7 @@ static mn *model_of(weft__fworker *w)
 static void kick(weft__idler *i, void *ctx)
 {
 	(void)ctx;
-	weft__fworker_wake(&CONTAINER(i, mn_worker, idler)->fw);
+	weft__fworker_wake(&WEFT__CONTAINER(i, mn_worker, idler)->fw);
 }
 
 static void wake_one(mn *m)
@@ -114,7 +113,7 @@ static void wake_one(mn *m)
 
 static bool has_work(mn *m, mn_worker *self)
 {
-	if (self->resume_head || !weft__inbox_empty(&self->fw.inbox) ||
+	if (self->resume.head || !weft__inbox_empty(&self->fw.inbox) ||
 	    !weft__inbox_empty(&m->injected) ||
 	    atomic_load_explicit(&m->queue_len, memory_order_relaxed) != 0)
 		return true;
@@ -178,24 +177,6 @@ static weft_task *steal(mn *m, mn_worker *self)
 	return NULL;
 }
 
-static void resume_append(mn_worker *mw, weft_task *t)
-{
-	t->next_ = NULL;
-	if (mw->resume_tail)
-		mw->resume_tail->next_ = t;
-	else
-		mw->resume_head = t;
-	mw->resume_tail = t;
-}
-
-static weft_task *resume_pop(mn_worker *mw)
-{
-	weft_task *t = mw->resume_head;
-	if (t && !(mw->resume_head = t->next_))
-		mw->resume_tail = NULL;
-	return t;
-}
-
 /* ------------------------------------------------------------ fiber ops */
 
 static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
@@ -203,7 +184,7 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 	mn_worker *mw = of(w);
 	mn *m = model_of(w);
 	if (how != WEFT__READY_POSTED) {
-		resume_append(mw, t);
+		weft__task_list_append(&mw->resume, t);
 		return;
 	}
 	if (!weft__deque_push(&mw->deque, t))
@@ -228,14 +209,14 @@ static weft_task *pick_local(mn *m, mn_worker *mw)
 	weft_task *t;
 	if (++mw->picks % INJECTED_EVERY == 0 && (t = take_injected(m)))
 		return t;
-	if (mw->resume_head && !(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0)) {
+	if (mw->resume.head && !(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0)) {
 		mw->prefer_new = true;
-		return resume_pop(mw);
+		return weft__task_list_pop(&mw->resume);
 	}
 	mw->prefer_new = false;
 	if ((t = weft__deque_pop(&mw->deque)))
 		return t;
-	if ((t = resume_pop(mw))) {
+	if ((t = weft__task_list_pop(&mw->resume))) {
 		mw->prefer_new = true;
 		return t;
 	}
