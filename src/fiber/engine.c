@@ -30,32 +30,6 @@
  * fiber that keeps a mutex locked cannot keep the worker. */
 #define MUTEX_GRACE_TICKS 2
 
-const char *weft__fiber_state_name(weft__fiber_state s)
-{
-	static const char *const names[] = {
-	        [WEFT__FIBER_RUNNING] = "running",
-	        [WEFT__FIBER_READY] = "ready",
-	        [WEFT__FIBER_READY_WOKEN] = "ready-woken",
-	        [WEFT__FIBER_PARKED] = "parked",
-	        [WEFT__FIBER_WOKEN] = "woken",
-	};
-	_Static_assert(sizeof(names) / sizeof(names[0]) == WEFT__FIBER_STATE_COUNT,
-	               "a name per fiber state");
-	return (unsigned)s < WEFT__FIBER_STATE_COUNT ? names[s] : "?";
-}
-
-const char *weft__wait_reason_name(weft__wait_reason r)
-{
-	static const char *const names[] = {
-	        [WEFT__WAIT_SYNC] = "sync",         [WEFT__WAIT_JOIN] = "join",
-	        [WEFT__WAIT_SLEEP] = "sleep",       [WEFT__WAIT_FD] = "fd",
-	        [WEFT__WAIT_BLOCKING] = "blocking",
-	};
-	_Static_assert(sizeof(names) / sizeof(names[0]) == WEFT__WAIT_REASON_COUNT,
-	               "a name per wait reason");
-	return (unsigned)r < WEFT__WAIT_REASON_COUNT ? names[r] : "?";
-}
-
 /* Counters written by the worker only: a plain increment, no locked RMW. */
 static void bump(_Atomic uint64_t *c, uint64_t n)
 {
@@ -347,7 +321,6 @@ void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 		weft__tls.nopreempt--;
 		return;
 	}
-	f->reason = why;
 	if (why == WEFT__WAIT_JOIN) {
 		f->joining = true;
 		if (w->ops->join)

@@ -36,28 +36,23 @@
 #include "io/poller.h"
 #include "io/timers.h"
 
-/* The life of a fiber; the names appear in traces and dumps. */
+/* The life of a fiber. */
 typedef enum weft__fiber_state {
 	WEFT__FIBER_RUNNING,     /* on its worker now */
 	WEFT__FIBER_READY,       /* queued to run again (yielded, preempted, woken) */
 	WEFT__FIBER_READY_WOKEN, /* queued, and woken meanwhile: its next park returns */
 	WEFT__FIBER_PARKED,      /* waiting for an unpark */
 	WEFT__FIBER_WOKEN,       /* unparked before it could park */
-	WEFT__FIBER_STATE_COUNT
 } weft__fiber_state;
 
-/* Why a fiber parks; the names appear in traces and dumps. */
+/* Why a fiber parks: a join lets the model run what the fiber posted first. */
 typedef enum weft__wait_reason {
 	WEFT__WAIT_SYNC,     /* a weft/sync.h primitive */
 	WEFT__WAIT_JOIN,     /* weft_wait or weft_group_wait */
 	WEFT__WAIT_SLEEP,    /* weft_sleep_ns */
 	WEFT__WAIT_FD,       /* weft_wait_fd */
 	WEFT__WAIT_BLOCKING, /* weft_blocking's helper thread */
-	WEFT__WAIT_REASON_COUNT
 } weft__wait_reason;
-
-const char *weft__fiber_state_name(weft__fiber_state s);
-const char *weft__wait_reason_name(weft__wait_reason r);
 
 typedef struct weft__fworker weft__fworker;
 
@@ -68,7 +63,6 @@ typedef struct weft__fiber {
 	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
 	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
 	_Atomic int state;
-	weft__wait_reason reason;
 	bool preempted; /* queued by a tick: may have become READY_WOKEN */
 	bool joining;   /* parked in a join: resumed before new work */
 	bool traced;    /* its task's first run segment is in the trace */
