@@ -515,11 +515,15 @@ static void on_tick(void *ctx, uintptr_t pc)
 	weft__fworker *w = ctx;
 	atomic_store_explicit(&w->ticks, atomic_load_explicit(&w->ticks, memory_order_relaxed) + 1,
 	                      memory_order_relaxed);
+	/* The task whose code runs is weft__tls.task, not f->task: core
+	 * clears the former before it publishes completion (after which the
+	 * owner may free the task), the engine the latter only after. */
 	weft__fiber *f = weft__fiber_current();
-	if (!f || !f->task || weft__tls.nopreempt)
+	weft_task *t = weft__tls.task;
+	if (!f || !t || weft__tls.nopreempt)
 		return; /* the loop, or weft's own critical section */
 	if (w->charges)
-		w->ops->charge(w, f->task);
+		w->ops->charge(w, t);
 	uint64_t switches = atomic_load_explicit(&w->switches, memory_order_relaxed) +
 	                    atomic_load_explicit(&w->finished, memory_order_relaxed);
 	bool whole_quantum = switches == w->tick_switches;
@@ -547,14 +551,15 @@ static void on_tick(void *ctx, uintptr_t pc)
 	bump(&w->preemptions, 1);
 	weft__tls.nopreempt++;
 	trace(w, WEFT__TRACE_PREEMPT, NULL, false);
-	WEFT__PROBE1(fiber__preempt, f->task);
+	WEFT__PROBE1(fiber__preempt, t);
 	weft__ticker_unblock(); /* nopreempt is raised: ticks return at once */
 	/* A wake-up that came while it ran (WOKEN) or comes while it is
 	 * queued (READY_WOKEN, see unpark) is kept for its next park. */
 	if (atomic_exchange(&f->state, WEFT__FIBER_READY) == WEFT__FIBER_WOKEN)
 		atomic_store(&f->state, WEFT__FIBER_READY_WOKEN);
 	f->preempted = true;
-	w->ops->ready(w, f->task, WEFT__READY_YIELDED);
+	f->task = t; /* an awaited task it ran inline may have just ended */
+	w->ops->ready(w, t, WEFT__READY_YIELDED);
 	switch_away(w, f);
 	weft__tls.nopreempt--;
 }
