@@ -1,5 +1,7 @@
-/* weft_strerror and weft_err_name, generated from WEFT_ERRNO_MAP. */
+/* weft_strerror and weft_err_name, generated from WEFT_ERRNO_MAP, and
+ * weft_version. */
 #include "core/internal.h"
+#include "weft/weft.h"
 
 const char *weft_strerror(int err)
 {
@@ -23,4 +25,9 @@ const char *weft_err_name(int err)
 #undef WEFT__ERRNAME_CASE
 	}
 	return "WEFT_E?";
+}
+
+const char *weft_version(void)
+{
+	return WEFT_VERSION;
 }
