@@ -12,19 +12,19 @@
 extern "C" {
 #endif
 
-/* weft_yield lets other work run before the caller continues. */
+/** weft_yield lets other work run before the caller continues. */
 WEFT_EXTERN int weft_yield(void);
 
-/* weft_sleep_ns waits at least ns nanoseconds (0 is a yield). WEFT_EINVAL
+/** weft_sleep_ns waits at least ns nanoseconds (0 is a yield). WEFT_EINVAL
  * for a negative ns. */
 WEFT_EXTERN int weft_sleep_ns(int64_t ns);
 
-/* weft_wait_fd waits until fd is ready for events (POLLIN, POLLOUT, ... from
+/** weft_wait_fd waits until fd is ready for events (POLLIN, POLLOUT, ... from
  * <poll.h>) or timeout_ns passes (negative: no limit). Returns the ready
  * events (> 0), WEFT_ETIMEDOUT, or WEFT_EINVAL for a bad fd or no events. */
 WEFT_EXTERN int weft_wait_fd(int fd, short events, int64_t timeout_ns);
 
-/* weft_blocking runs fn(arg), a call that may block its thread for long
+/** weft_blocking runs fn(arg), a call that may block its thread for long
  * (a library doing its own blocking I/O), so that it does not stall other
  * work: on a fiber it runs on a helper thread (created for the call and
  * joined after it) while the fiber parks, so there weft_worker_index() is

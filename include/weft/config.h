@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* How tasks become execution (WEFT_MODEL). */
+/** How tasks become execution (WEFT_MODEL). */
 typedef enum weft_model {
 	WEFT_MODEL_THREADS = 0, /* N kernel workers sharing one ready queue */
 	WEFT_MODEL_SPAWN = 1,   /* one kernel thread created and joined per task */
@@ -21,7 +21,7 @@ typedef enum weft_model {
 	WEFT_MODEL_COUNT_
 } weft_model;
 
-/* The order in which ready tasks are picked (WEFT_POLICY). */
+/** The order in which ready tasks are picked (WEFT_POLICY). */
 typedef enum weft_policy {
 	WEFT_POLICY_PRIORITY = 0, /* smaller priority first, FIFO among equals */
 	WEFT_POLICY_FIFO = 1,     /* first posted, first run */
@@ -32,14 +32,14 @@ typedef enum weft_policy {
 	WEFT_POLICY_COUNT_
 } weft_policy;
 
-/* Whether fibers that never yield are time-sliced (WEFT_PREEMPT). */
+/** Whether fibers that never yield are time-sliced (WEFT_PREEMPT). */
 typedef enum weft_preempt {
 	WEFT_PREEMPT_OFF = 0,   /* cooperative: a fiber runs until it waits or yields */
 	WEFT_PREEMPT_TIMER = 1, /* a quantum timer switches compute-bound fibers */
 	WEFT_PREEMPT_COUNT_
 } weft_preempt;
 
-/* Where the worker count came from; reported in the statistics. */
+/** Where the worker count came from; reported in the statistics. */
 typedef enum weft_workers_source {
 	WEFT_WORKERS_FROM_AFFINITY = 0, /* CPUs in sched_getaffinity */
 	WEFT_WORKERS_FROM_CGROUP = 1,   /* the cgroup CPU limit, lower than affinity */
@@ -64,12 +64,12 @@ typedef struct weft_config {
 	void *reserved[3];      /* room to grow without breaking the ABI; keep zero */
 } weft_config;
 
-/* weft_config_init fills *cfg with the defaults. It does not read the
+/** weft_config_init fills *cfg with the defaults. It does not read the
  * environment: that happens in weft_rt_create, so that an environment value
  * wins over a field set in code. Returns WEFT_EINVAL if cfg is NULL. */
 WEFT_EXTERN int weft_config_init(weft_config *cfg);
 
-/* Names used by WEFT_MODEL, WEFT_POLICY and the statistics. NULL when the
+/** Names used by WEFT_MODEL, WEFT_POLICY and the statistics. NULL when the
  * value is out of range. */
 WEFT_EXTERN const char *weft_model_name(weft_model model);
 WEFT_EXTERN const char *weft_policy_name(weft_policy policy);

@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-/* X(name, value, message): the one table of codes. */
+/** X(name, value, message): the one table of codes. */
 #define WEFT_ERRNO_MAP(X)                                                         \
 	X(OK, 0, "success")                                                       \
 	X(EINVAL, -1, "invalid argument or misuse of the API")                    \
@@ -30,11 +30,11 @@ enum weft_errno {
 #undef WEFT__ERRNO_ENUM
 };
 
-/* weft_strerror returns a static message for an error code (or for an unknown
+/** weft_strerror returns a static message for an error code (or for an unknown
  * code, "unknown weft error"). Safe from any thread. */
 WEFT_EXTERN const char *weft_strerror(int err);
 
-/* weft_err_name returns the code's name, e.g. "WEFT_EFULL". */
+/** weft_err_name returns the code's name, e.g. "WEFT_EFULL". */
 WEFT_EXTERN const char *weft_err_name(int err);
 
 #ifdef __cplusplus

@@ -19,19 +19,19 @@ typedef enum weft_destroy_mode {
 	WEFT_DESTROY_CANCEL = 1, /* discard queued tasks; running ones finish */
 } weft_destroy_mode;
 
-/* weft_rt_create starts a runtime configured by cfg (NULL: defaults), with
+/** weft_rt_create starts a runtime configured by cfg (NULL: defaults), with
  * WEFT_* environment variables overriding cfg. Returns WEFT_EINVAL for a NULL
  * out, an invalid field, or an invalid environment value (also named on
  * stderr with the accepted values), WEFT_ENOMEM, or WEFT_EAGAIN when a worker
  * thread cannot be created. On failure nothing is left allocated. */
 WEFT_EXTERN int weft_rt_create(weft_rt **out, const weft_config *cfg);
 
-/* weft_rt_destroy drains: it waits until every queued task (and every task
+/** weft_rt_destroy drains: it waits until every queued task (and every task
  * those post) has run, joins the workers and frees everything the runtime
  * acquired. Same as weft_rt_destroy_ex(rt, WEFT_DESTROY_DRAIN, NULL). */
 WEFT_EXTERN int weft_rt_destroy(weft_rt *rt);
 
-/* weft_rt_destroy_ex destroys with the given mode. Under WEFT_DESTROY_CANCEL
+/** weft_rt_destroy_ex destroys with the given mode. Under WEFT_DESTROY_CANCEL
  * queued tasks are not run: they end in WEFT_TASK_CANCELLED (their waiters
  * see WEFT_ECANCELED) and *discarded, if not NULL, receives their number.
  * Returns WEFT_EINVAL for NULL or a bad mode and WEFT_EDEADLK when called from
@@ -41,41 +41,41 @@ WEFT_EXTERN int weft_rt_destroy(weft_rt *rt);
  * handle, so stop posting threads before destroy ends. */
 WEFT_EXTERN int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded);
 
-/* weft_post queues a task; it returns without waiting for it. Never
+/** weft_post queues a task; it returns without waiting for it. Never
  * allocates. Returns 0, WEFT_EFULL when the bounded queue is full (nothing
  * changes), WEFT_EBUSY when the task is already queued or running,
  * WEFT_ESHUTDOWN during destroy, or WEFT_EINVAL for NULL arguments or a task
  * without a function. Callable from any thread, including from tasks. */
 WEFT_EXTERN int weft_post(weft_rt *rt, weft_task *t);
 
-/* weft_post_in is weft_post that also adds the task to group g. */
+/** weft_post_in is weft_post that also adds the task to group g. */
 WEFT_EXTERN int weft_post_in(weft_rt *rt, weft_group *g, weft_task *t);
 
-/* weft_post_wait is weft_post that, instead of returning WEFT_EFULL, blocks
+/** weft_post_wait is weft_post that, instead of returning WEFT_EFULL, blocks
  * until there is room. From inside one of the runtime's tasks it returns
  * WEFT_EDEADLK rather than block (the caller's own worker may be the one
  * that would make room). */
 WEFT_EXTERN int weft_post_wait(weft_rt *rt, weft_task *t);
 
-/* weft_wait_all blocks until every task posted so far, including tasks those
+/** weft_wait_all blocks until every task posted so far, including tasks those
  * tasks post, has finished (the seed's sched_execute). The runtime stays
  * usable: post, wait_all, post, wait_all works. Returns WEFT_EDEADLK when
  * called from one of the runtime's own tasks, WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_wait_all(weft_rt *rt);
 
-/* weft_worker_index returns the index (0 .. workers-1) of the worker running
+/** weft_worker_index returns the index (0 .. workers-1) of the worker running
  * the caller, or -1 when the caller is not running inside a weft task. */
 WEFT_EXTERN int weft_worker_index(void);
 
-/* weft_rt_current returns the runtime whose task is running the caller, or
+/** weft_rt_current returns the runtime whose task is running the caller, or
  * NULL. */
 WEFT_EXTERN weft_rt *weft_rt_current(void);
 
-/* weft_rt_config copies the effective configuration (after the environment
+/** weft_rt_config copies the effective configuration (after the environment
  * and machine defaults were applied) into *out. */
 WEFT_EXTERN int weft_rt_config(const weft_rt *rt, weft_config *out);
 
-/* An allocator for everything weft allocates (never tasks or groups, which
+/** An allocator for everything weft allocates (never tasks or groups, which
  * are the caller's). free_fn receives the size that was requested. */
 typedef struct weft_allocator {
 	void *(*alloc_fn)(size_t size, void *ctx);
@@ -83,7 +83,7 @@ typedef struct weft_allocator {
 	void *ctx;
 } weft_allocator;
 
-/* weft_set_allocator replaces the allocator (NULL restores malloc/free).
+/** weft_set_allocator replaces the allocator (NULL restores malloc/free).
  * Returns WEFT_EBUSY while any runtime exists. */
 WEFT_EXTERN int weft_set_allocator(const weft_allocator *a);
 

@@ -38,16 +38,16 @@ typedef struct weft_stats {
 	uint64_t reserved[8];
 } weft_stats;
 
-/* weft_stats_get sums the counters into *out (since the runtime was
+/** weft_stats_get sums the counters into *out (since the runtime was
  * created, or since the last weft_stats_reset). The sums are exact once the
  * runtime is quiet and approximate while tasks run. */
 WEFT_EXTERN int weft_stats_get(weft_rt *rt, weft_stats *out);
 
-/* weft_stats_reset starts the counters and the latency histograms again
+/** weft_stats_reset starts the counters and the latency histograms again
  * from zero (configuration fields are kept). */
 WEFT_EXTERN int weft_stats_reset(weft_rt *rt);
 
-/* Per-task latencies, recorded only while statistics are on (cfg.stats or
+/** Per-task latencies, recorded only while statistics are on (cfg.stats or
  * WEFT_STATS=1): the time is read at post, at the task's first run and at
  * its end, and nowhere when statistics are off. */
 typedef enum weft_latency {
@@ -57,22 +57,22 @@ typedef enum weft_latency {
 	WEFT_LATENCY_COUNT_
 } weft_latency;
 
-/* Histogram buckets: counts[0] holds 0 ns, counts[b] for b >= 1 the
+/** Histogram buckets: counts[0] holds 0 ns, counts[b] for b >= 1 the
  * latencies in [2^(b-1), 2^b) ns. */
 #define WEFT_LATENCY_BUCKETS 64
 
-/* weft_stats_latency copies one histogram into counts. WEFT_ENOTSUP when
+/** weft_stats_latency copies one histogram into counts. WEFT_ENOTSUP when
  * statistics are off, WEFT_EINVAL for a bad runtime, kind or NULL. */
 WEFT_EXTERN int weft_stats_latency(weft_rt *rt, weft_latency kind,
                                    uint64_t counts[WEFT_LATENCY_BUCKETS]);
 WEFT_EXTERN const char *weft_latency_name(weft_latency kind);
 
-/* weft_trace_flush writes the trace recorded so far (cfg.trace_path or
+/** weft_trace_flush writes the trace recorded so far (cfg.trace_path or
  * WEFT_TRACE) now, as destroy does at the end. WEFT_ENOTSUP when tracing is
  * off, WEFT_EINVAL when the file cannot be written. */
 WEFT_EXTERN int weft_trace_flush(weft_rt *rt);
 
-/* weft_stats_print writes the statistics in a human-readable form, with the
+/** weft_stats_print writes the statistics in a human-readable form, with the
  * latency histograms (when statistics are on) in the layout of DTrace's
  * quantize: value, distribution bar, count. */
 WEFT_EXTERN int weft_stats_print(weft_rt *rt, FILE *out);

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-/* The private part every primitive shares: a short internal lock and a
+/** The private part every primitive shares: a short internal lock and a
  * FIFO queue of waiters. */
 #define WEFT__SYNC_FIELDS                             \
 	uint32_t lock_;      /* internal lock word */ \
@@ -63,54 +63,54 @@ typedef struct weft_chan {
 	void *reserved_[2];
 } weft_chan;
 
-/* weft_mutex_init prepares an unlocked mutex. WEFT_EINVAL for NULL. */
+/** weft_mutex_init prepares an unlocked mutex. WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_mutex_init(weft_mutex *m);
-/* weft_mutex_lock takes the mutex, waiting behind earlier waiters. Not
+/** weft_mutex_lock takes the mutex, waiting behind earlier waiters. Not
  * recursive. WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_mutex_lock(weft_mutex *m);
-/* weft_mutex_trylock takes the mutex if it is free; WEFT_EBUSY otherwise. */
+/** weft_mutex_trylock takes the mutex if it is free; WEFT_EBUSY otherwise. */
 WEFT_EXTERN int weft_mutex_trylock(weft_mutex *m);
-/* weft_mutex_unlock hands the mutex to the longest waiter, or frees it.
+/** weft_mutex_unlock hands the mutex to the longest waiter, or frees it.
  * WEFT_EINVAL when the mutex is not locked. */
 WEFT_EXTERN int weft_mutex_unlock(weft_mutex *m);
 
 WEFT_EXTERN int weft_cond_init(weft_cond *c);
-/* weft_cond_wait releases m, waits for a signal, and takes m again before
+/** weft_cond_wait releases m, waits for a signal, and takes m again before
  * returning. As with pthreads, re-check the condition in a loop. */
 WEFT_EXTERN int weft_cond_wait(weft_cond *c, weft_mutex *m);
-/* weft_cond_signal wakes the longest waiter; weft_cond_broadcast all. */
+/** weft_cond_signal wakes the longest waiter; weft_cond_broadcast all. */
 WEFT_EXTERN int weft_cond_signal(weft_cond *c);
 WEFT_EXTERN int weft_cond_broadcast(weft_cond *c);
 
-/* weft_sem_init: count >= 0, else WEFT_EINVAL. */
+/** weft_sem_init: count >= 0, else WEFT_EINVAL. */
 WEFT_EXTERN int weft_sem_init(weft_sem *s, long count);
 WEFT_EXTERN int weft_sem_wait(weft_sem *s);
-/* weft_sem_trywait: WEFT_EAGAIN when the count is zero. */
+/** weft_sem_trywait: WEFT_EAGAIN when the count is zero. */
 WEFT_EXTERN int weft_sem_trywait(weft_sem *s);
 WEFT_EXTERN int weft_sem_post(weft_sem *s);
 WEFT_EXTERN long weft_sem_value(const weft_sem *s);
 
-/* weft_barrier_init: parties >= 1, else WEFT_EINVAL. */
+/** weft_barrier_init: parties >= 1, else WEFT_EINVAL. */
 WEFT_EXTERN int weft_barrier_init(weft_barrier *b, unsigned parties);
-/* weft_barrier_wait blocks until `parties` callers have arrived, then
+/** weft_barrier_wait blocks until `parties` callers have arrived, then
  * releases them all; the barrier is then ready for the next round. Returns
  * WEFT_BARRIER_LAST for exactly one caller per round (the last to arrive)
  * and 0 for the others. */
 #define WEFT_BARRIER_LAST 1
 WEFT_EXTERN int weft_barrier_wait(weft_barrier *b);
 
-/* weft_chan_init prepares a channel of elements of elem_size bytes, with
+/** weft_chan_init prepares a channel of elements of elem_size bytes, with
  * room for capacity of them in buf (elem_size * capacity bytes, owned by the
  * caller; capacity 0: no buffer, every send meets a receive). */
 WEFT_EXTERN int weft_chan_init(weft_chan *ch, size_t elem_size, size_t capacity, void *buf);
-/* weft_chan_send copies *elem into the channel, waiting while it is full.
+/** weft_chan_send copies *elem into the channel, waiting while it is full.
  * WEFT_ECLOSED when the channel is (or gets) closed: the element was not
  * sent. */
 WEFT_EXTERN int weft_chan_send(weft_chan *ch, const void *elem);
-/* weft_chan_recv copies the oldest element into *out, waiting while the
+/** weft_chan_recv copies the oldest element into *out, waiting while the
  * channel is empty. WEFT_ECLOSED once the channel is closed and empty. */
 WEFT_EXTERN int weft_chan_recv(weft_chan *ch, void *out);
-/* weft_chan_close: later sends fail, receivers drain what is buffered, then
+/** weft_chan_close: later sends fail, receivers drain what is buffered, then
  * get WEFT_ECLOSED; every waiter is woken. WEFT_ECLOSED if already closed. */
 WEFT_EXTERN int weft_chan_close(weft_chan *ch);
 

@@ -14,7 +14,7 @@ extern "C" {
 
 typedef void (*weft_fn)(void *arg);
 
-/* The life of a task; the same names appear in statistics and traces. */
+/** The life of a task; the same names appear in statistics and traces. */
 typedef enum weft_task_state {
 	WEFT_TASK_IDLE = 0,      /* initialised, not posted */
 	WEFT_TASK_QUEUED = 1,    /* posted, waiting for a worker */
@@ -54,23 +54,23 @@ typedef struct weft_group {
 	void *reserved_[3];
 } weft_group;
 
-/* weft_task_init prepares a task to run fn(arg) with priority 0. Returns
+/** weft_task_init prepares a task to run fn(arg) with priority 0. Returns
  * WEFT_EINVAL if t or fn is NULL. Must not be called on a task that is
  * queued or running. */
 WEFT_EXTERN int weft_task_init(weft_task *t, weft_fn fn, void *arg);
 
-/* weft_task_set_priority sets the task's priority: under the priority policy
+/** weft_task_set_priority sets the task's priority: under the priority policy
  * smaller values run first, and tasks of equal priority run in post order.
  * Returns WEFT_EINVAL for NULL, WEFT_EBUSY while the task is queued or
  * running. */
 WEFT_EXTERN int weft_task_set_priority(weft_task *t, int64_t priority);
 WEFT_EXTERN int64_t weft_task_priority(const weft_task *t);
 
-/* weft_task_state_of returns the task's current state. */
+/** weft_task_state_of returns the task's current state. */
 WEFT_EXTERN weft_task_state weft_task_state_of(const weft_task *t);
 WEFT_EXTERN const char *weft_task_state_name(weft_task_state state);
 
-/* weft_wait blocks until the task has finished. Returns 0 when it ran,
+/** weft_wait blocks until the task has finished. Returns 0 when it ran,
  * WEFT_ECANCELED when a cancelling destroy discarded it, WEFT_EINVAL for NULL
  * or a task that was never posted, and WEFT_EDEADLK when a task waits for
  * itself. May be called from any thread, including from inside another task.
@@ -88,17 +88,17 @@ WEFT_EXTERN const char *weft_task_state_name(weft_task_state state);
  * then says so on stderr after a second. docs/models.md has the details. */
 WEFT_EXTERN int weft_wait(weft_task *t);
 
-/* weft_group_init prepares an empty group. Tasks join it through
+/** weft_group_init prepares an empty group. Tasks join it through
  * weft_post_in and leave it when they finish. Returns WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_group_init(weft_group *g);
 
-/* weft_group_wait blocks until every task posted into the group has
+/** weft_group_wait blocks until every task posted into the group has
  * finished, including tasks posted into it while waiting. Returns 0, or
  * WEFT_EINVAL for NULL. From inside a task it waits as weft_wait does (the
  * same fork-join guarantee and limits). */
 WEFT_EXTERN int weft_group_wait(weft_group *g);
 
-/* weft_group_pending returns how many tasks of the group have not finished. */
+/** weft_group_pending returns how many tasks of the group have not finished. */
 WEFT_EXTERN long weft_group_pending(const weft_group *g);
 
 #ifdef __cplusplus

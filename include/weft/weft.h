@@ -26,12 +26,12 @@
 #define WEFT_VERSION_PATCH 0
 #define WEFT__STR_(x)      #x
 #define WEFT__STR(x)       WEFT__STR_(x)
-/* The version of these headers, "MAJOR.MINOR.PATCH". */
+/** The version of these headers, "MAJOR.MINOR.PATCH". */
 #define WEFT_VERSION                  \
 	WEFT__STR(WEFT_VERSION_MAJOR) \
 	"." WEFT__STR(WEFT_VERSION_MINOR) "." WEFT__STR(WEFT_VERSION_PATCH)
 
-/* weft_version returns the version of the library the program runs with
+/** weft_version returns the version of the library the program runs with
  * ("MAJOR.MINOR.PATCH", static), which can differ from WEFT_VERSION, the
  * version it was compiled against, when libweft is a shared library.
  * Callable any time, from any thread. */
