@@ -2,8 +2,12 @@
 #
 #   make demo     build release, run the demo (weft-demo, then the stock ticker
 #                 against tools/quote-server, with weft-sweep)
-#   make test     check formatting, then configure, build and ctest the
-#                 release, asan and tsan presets (stops at the first failure)
+#   make test     check formatting and the API reference (docs-check), then
+#                 configure, build and ctest the release, asan and tsan
+#                 presets (stops at the first failure)
+#   make docs     the API reference from include/weft/*.h (Doxygen, Doxyfile)
+#                 in build/docs/html; fails on any Doxygen warning
+#   make deps     install the packages weft needs (scripts/install-deps)
 #   make bench    build release, run the benchmarks in BENCHES, then weft
 #                 against TBB, OpenMP, Boost.Fiber, GLib, libuv (bench/peers)
 #   make format   clang-format every C file in place
@@ -11,15 +15,34 @@
 #
 # One preset at a time: make test-release, make test-asan, make build-debug.
 # JOBS sets build and ctest parallelism (default 2).
+#
+# Nothing needs installing by hand first: every target that builds runs
+# scripts/install-deps when it has not succeeded since that script or the
+# package database last changed (a stamp under build/). As root it installs
+# what is missing; otherwise it prints the one command to run and make stops.
+# A preset configured before packages were installed recovers: when the
+# package database is newer than its CMakeCache.txt, the cached "not found"
+# results are dropped (install-deps --forget-notfound) before it configures.
 
 JOBS         ?= 2
 TEST_PRESETS ?= release asan tsan
 BUILD        ?= build/release
 BENCHES      ?= post_throughput fiber_switch fork_join
 
-.PHONY: all demo test bench format check-format clean
+.PHONY: all demo test bench docs docs-check deps format check-format clean
 
 all: build-release
+
+# The stamp's name carries the script's checksum, so an edited script runs
+# again even when its modification time is older than the stamp.
+DEPS_STAMP  := build/.deps-$(shell cksum < scripts/install-deps | cut -d' ' -f1)
+DPKG_STATUS := $(wildcard /var/lib/dpkg/status)
+
+deps: $(DEPS_STAMP)
+
+$(DEPS_STAMP): scripts/install-deps $(DPKG_STATUS)
+	@scripts/install-deps
+	@mkdir -p build && rm -f build/.deps-* && touch $@
 
 demo: build-release
 	@if [ -x $(BUILD)/apps/weft-demo ]; then \
@@ -33,7 +56,7 @@ demo: build-release
 		apps/ticker/demo.sh $(BUILD); \
 	fi
 
-test: check-format
+test: check-format docs-check
 	@for p in $(TEST_PRESETS); do \
 		$(MAKE) --no-print-directory test-$$p || exit 1; \
 	done
@@ -48,17 +71,33 @@ bench: build-release
 		bench/peers/run.sh $(BUILD) || exit 1; \
 	fi
 
-format:
+format: deps
 	scripts/check-format --fix
 
-check-format:
+check-format: deps
 	scripts/check-format
+
+# The version shown in the reference comes from include/weft/weft.h.
+WEFT_VERSION = $(shell sed -n 's/^\#define WEFT_VERSION_[A-Z]* *\([0-9][0-9]*\)$$/\1/p' include/weft/weft.h | paste -sd.)
+
+docs: deps
+	@mkdir -p build/docs
+	WEFT_VERSION=$(WEFT_VERSION) WEFT_DOCS_DIR=build/docs doxygen Doxyfile
+	@echo "make docs: build/docs/html/index.html"
+
+# Doxyfile has WARN_AS_ERROR: any warning fails the build of the reference.
+docs-check: docs
+	@echo "docs-check: the API reference builds without a Doxygen warning"
 
 clean:
 	rm -rf build
 
 # build-<preset>: configure and build one preset.
-build-%:
+build-%: deps
+	@if [ -n "$(DPKG_STATUS)" ] && [ -f build/$*/CMakeCache.txt ] && \
+	    [ "$(DPKG_STATUS)" -nt build/$*/CMakeCache.txt ]; then \
+		scripts/install-deps --forget-notfound build/$*; \
+	fi
 	cmake --preset $*
 	cmake --build --preset $* -j$(JOBS)
 
