@@ -1,14 +1,20 @@
-/* What the applications' command lines and timings share: whole-number
- * options, "needs a value" errors and a millisecond clock. Header-only:
- * each app is one program. */
+/* What the applications' command lines and timings share: getopt_long's
+ * errors said one way, --version, whole-number options, output files
+ * checked before the work starts, posts that wait for room in a bounded
+ * ready queue, and a millisecond clock. Header-only: each app is one
+ * program. */
 #ifndef WEFT_APPS_COMMON_CLI_H
 #define WEFT_APPS_COMMON_CLI_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include <weft/weft.h>
 
 /* A whole decimal number in [lo, hi] and nothing else (no sign, no
  * spaces, no suffix). */
@@ -26,15 +32,83 @@ static inline bool cli_parse_u64(const char *s, unsigned long long lo, unsigned 
 	return true;
 }
 
-/* The value of option argv[*i] (advancing *i), or NULL after saying on
- * stderr that it is missing. */
-static inline const char *cli_need_value(const char *prog, int argc, char **argv, int *i)
+/* Says on stderr what was wrong with the option getopt_long just refused
+ * (it returned c, '?' or ':'; the option string must start with ':' so
+ * that a missing value is told apart, and opterr must be 0):
+ * "unknown option '--x'", "option '--x' needs a value" or "option '--x'
+ * takes no value". */
+static inline void cli_option_error(const char *prog, int c, char **argv,
+                                    const struct option *longopts)
 {
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "%s: %s needs a value\n", prog, argv[*i]);
-		return NULL;
+	const char *a = argv[optind - 1];
+	if (a[0] == '-' && a[1] != '-' && optopt) {
+		if (c == ':')
+			fprintf(stderr, "%s: option '-%c' needs a value\n", prog, optopt);
+		else
+			fprintf(stderr, "%s: unknown option '-%c'\n", prog, optopt);
+		return;
 	}
-	return argv[++*i];
+	if (c == ':') {
+		fprintf(stderr, "%s: option '%s' needs a value\n", prog, a);
+		return;
+	}
+	const char *eq = strchr(a, '=');
+	if (a[0] == '-' && a[1] == '-' && eq) {
+		size_t n = (size_t)(eq - a - 2);
+		for (const struct option *o = longopts; o && o->name; o++) {
+			if (strlen(o->name) >= n && !strncmp(o->name, a + 2, n) &&
+			    o->has_arg == no_argument) {
+				fprintf(stderr, "%s: option '--%s' takes no value\n", prog,
+				        o->name);
+				return;
+			}
+		}
+	}
+	fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
+}
+
+/* --version: "<prog> (weft) <version>" on stdout. */
+static inline int cli_print_version(const char *prog)
+{
+	printf("%s (weft) %s\n", prog, weft_version());
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* Opens path for writing ('-': stdout) before any long work, so that an
+ * unwritable path fails at once; says why on stderr ("prog: what 'path':
+ * strerror") and returns NULL. */
+static inline FILE *cli_open_output(const char *prog, const char *what, const char *path)
+{
+	if (!strcmp(path, "-"))
+		return stdout;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "%s: cannot write %s '%s': %s\n", prog, what, path,
+		        strerror(errno));
+	return f;
+}
+
+/* weft_post_in (g NULL: weft_post) that waits for room when the ready queue
+ * is full (WEFT_QUEUE_CAPACITY) instead of failing with WEFT_EFULL. Outside
+ * the runtime's tasks it waits (weft_post_wait, or retries every 50 us for
+ * a group); inside one of them, where waiting could wait for the caller's
+ * own worker, it runs fn(arg) on the spot instead, which fork-join work
+ * allows. The task must have been initialised with fn and arg. */
+static inline int cli_post(weft_rt *rt, weft_group *g, weft_task *t, weft_fn fn, void *arg)
+{
+	for (;;) {
+		int rc = g ? weft_post_in(rt, g, t) : weft_post(rt, t);
+		if (rc != WEFT_EFULL)
+			return rc;
+		if (weft_rt_current()) {
+			fn(arg);
+			return 0;
+		}
+		if (!g)
+			return weft_post_wait(rt, t);
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 static inline double cli_now_ms(void)

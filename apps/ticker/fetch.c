@@ -268,15 +268,15 @@ int ticker_fetch(const char *url, const ticker_fetch_opts *opts, ticker_response
 	curl_easy_setopt(f.easy, CURLOPT_WRITEDATA, &f);
 	curl_easy_setopt(f.easy, CURLOPT_ERRORBUFFER, f.errbuf);
 	curl_easy_setopt(f.easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)opts->max_body);
-	curl_easy_setopt(f.easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(f.easy, CURLOPT_MAXREDIRS, 5L);
+	/* Redirects are not followed: an answer from another host would be
+	 * shown under the symbol asked for. A 3xx reaches the caller as its
+	 * status, with the Location in resp->redirect. */
+	curl_easy_setopt(f.easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(f.easy, CURLOPT_ACCEPT_ENCODING, "");
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(f.easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(f.easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
 	curl_easy_setopt(f.easy, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-	curl_easy_setopt(f.easy, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
 	if (opts->user_agent)
 		curl_easy_setopt(f.easy, CURLOPT_USERAGENT, opts->user_agent);
@@ -313,6 +313,9 @@ int ticker_fetch(const char *url, const ticker_fetch_opts *opts, ticker_response
 		describe(&f, result, opts->timeout_ms, err, err_size);
 	} else {
 		curl_easy_getinfo(f.easy, CURLINFO_RESPONSE_CODE, &resp->status);
+		char *loc = NULL;
+		if (curl_easy_getinfo(f.easy, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc)
+			snprintf(resp->redirect, sizeof(resp->redirect), "%s", loc);
 		if (!f.body) /* an empty answer: give the caller "" */
 			f.body = calloc(1, 1);
 		if (!f.body) {

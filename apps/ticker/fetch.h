@@ -24,7 +24,8 @@ typedef struct ticker_fetch_opts {
 typedef struct ticker_response {
 	char *body; /* malloc'd, NUL-terminated (the NUL is not counted in len) */
 	size_t len;
-	long status; /* HTTP status, 0 if none arrived */
+	long status;        /* HTTP status, 0 if none arrived */
+	char redirect[256]; /* a 3xx answer's Location (not followed), or "" */
 } ticker_response;
 
 /* ticker_fetch GETs url. Returns 0 when an HTTP answer arrived whole

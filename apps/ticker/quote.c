@@ -41,6 +41,31 @@ static int too_deep(const char *s, size_t len, int limit)
 	return 0;
 }
 
+/* Where a string would hold a NUL character: a raw NUL byte (not JSON at
+ * all, but cJSON, given a length, would copy it into the string) or a
+ * \u0000 escape. Either way the C string cJSON makes would end there and
+ * silently lose the rest (a company name cut short). Returns a reason, or
+ * NULL. */
+static const char *nul_in_text(const char *s, size_t len)
+{
+	if (memchr(s, '\0', len))
+		return "a NUL byte in the answer";
+	int in_string = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (!in_string) {
+			in_string = c == '"';
+		} else if (c == '"') {
+			in_string = 0;
+		} else if (c == '\\' && i + 1 < len) {
+			if (s[i + 1] == 'u' && len - i >= 6 && !memcmp(s + i + 2, "0000", 4))
+				return "a string holds a NUL character (\\u0000)";
+			i++;
+		}
+	}
+	return NULL;
+}
+
 static size_t utf8_sequence(const unsigned char *s, size_t len, unsigned *cp)
 {
 	unsigned char c = s[0];
@@ -194,6 +219,11 @@ ticker_quote_status ticker_quote_parse(const char *body, size_t len, ticker_quot
 
 	if (len > 0 && too_deep(body, len, TICKER_JSON_DEPTH)) {
 		set_why(why, why_size, "JSON nested deeper than %s levels", STR(TICKER_JSON_DEPTH));
+		return st;
+	}
+	const char *nul = len > 0 ? nul_in_text(body, len) : NULL;
+	if (nul) {
+		set_why(why, why_size, "%s", nul);
 		return st;
 	}
 	cJSON *root = parse(body, len);

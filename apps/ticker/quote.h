@@ -8,7 +8,9 @@
  * parsed with cJSON into the five fields of the seed's table, as text ready
  * to print. An empty `result` is an unknown symbol. A field that is absent
  * or null shows as "unknown", as in the seed; a field of the wrong type
- * makes the answer malformed. Strings are cleaned for a terminal: control
+ * makes the answer malformed, and so does a NUL character in the answer (a
+ * raw NUL byte, or a \u0000 escape in a string), which a C string would
+ * silently cut short. Strings are cleaned for a terminal: control
  * characters and invalid UTF-8 become '?'. */
 #ifndef TICKER_QUOTE_H
 #define TICKER_QUOTE_H

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <weft/weft.h>
 
+#include "../common/cli.h"
 #include "fetch.h"
 #include "quote.h"
 #include "symbols.h"
@@ -103,9 +104,12 @@ static void usage(FILE *out)
 	        "                    limit allows)\n"
 	        "  --quiet           no summary line on standard error\n"
 	        "  -h, --help        this text\n"
+	        "  --version         print the version and exit\n"
 	        "\n"
 	        "The threading model comes from the environment: WEFT_MODEL=threads|spawn|fibers,\n"
 	        "WEFT_WORKERS=N, WEFT_POLICY=... (docs/configuration.md).\n"
+	        "Redirects are not followed: an HTTP 3xx answer is an error of its symbol.\n"
+	        "Options take their value as --opt VALUE or --opt=VALUE.\n"
 	        "Exit status: 0 every symbol quoted, 1 some symbol failed or a line was bad,\n"
 	        "2 usage or input error.\n",
 	        prog, (int)strlen(prog), "");
@@ -145,62 +149,89 @@ static int parse_count(const char *s, long max, long *out)
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, options *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+	enum {
+		OPT_URL = 256,
+		OPT_TIMEOUT,
+		OPT_DEADLINE,
+		OPT_MAX_BYTES,
+		OPT_MAX_INFLIGHT,
+		OPT_VERSION
+	};
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"json", no_argument, NULL, 'j'},
+	        {"csv", no_argument, NULL, 'c'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"url", required_argument, NULL, OPT_URL},
+	        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+	        {"deadline", required_argument, NULL, OPT_DEADLINE},
+	        {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+	        {"max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT},
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		const char *val = optarg;
 		long n;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--json")) {
+		case OPT_VERSION:
+			return cli_print_version(prog);
+		case 'j':
 			o->format = FORMAT_JSON;
-		} else if (!strcmp(a, "--csv")) {
+			break;
+		case 'c':
 			o->format = FORMAT_CSV;
-		} else if (!strcmp(a, "--quiet")) {
+			break;
+		case 'q':
 			o->quiet = 1;
-		} else if (!strcmp(a, "--url") || !strcmp(a, "--timeout") ||
-		           !strcmp(a, "--deadline") || !strcmp(a, "--max-bytes") ||
-		           !strcmp(a, "--max-inflight")) {
-			if (!val)
-				return bad_usage("option '%s' needs a value", a);
-			i++;
-			if (!strcmp(a, "--url")) {
-				if (strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
-					return bad_usage(
-					        "--url '%s': not an http:// or https:// URL", val);
-				if (strlen(val) > MAX_URL - 100)
-					return bad_usage("--url '%.60s...': too long", val);
-				o->url = val;
-			} else if (!strcmp(a, "--timeout")) {
-				if (parse_seconds(val, &o->timeout_s))
-					return bad_usage("--timeout '%s': not a number of seconds "
-					                 "in (0, 86400]",
-					                 val);
-			} else if (!strcmp(a, "--deadline")) {
-				if (parse_seconds(val, &o->deadline_s))
-					return bad_usage("--deadline '%s': not a number of seconds "
-					                 "in (0, 86400]",
-					                 val);
-			} else if (!strcmp(a, "--max-bytes")) {
-				if (parse_count(val, 1L << 30, &n))
-					return bad_usage("--max-bytes '%s': not a byte count in "
-					                 "[1, 1073741824]",
-					                 val);
-				o->max_bytes = (size_t)n;
-			} else {
-				if (parse_count(val, 1000000, &n))
-					return bad_usage("--max-inflight '%s': not a count in "
-					                 "[1, 1000000]",
-					                 val);
-				o->max_inflight = n;
-			}
-		} else if (a[0] == '-' && a[1] != '\0') {
-			return bad_usage("unknown option '%s'", a);
-		} else if (o->file) {
-			return bad_usage("unexpected argument '%s' (one symbols file)", a);
-		} else {
-			o->file = a;
+			break;
+		case OPT_URL:
+			if (strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
+				return bad_usage("--url '%s': not an http:// or https:// URL", val);
+			if (strlen(val) > MAX_URL - 100)
+				return bad_usage("--url '%.60s...': too long", val);
+			o->url = val;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_seconds(val, &o->timeout_s))
+				return bad_usage(
+				        "--timeout '%s': not a number of seconds in (0, 86400]",
+				        val);
+			break;
+		case OPT_DEADLINE:
+			if (parse_seconds(val, &o->deadline_s))
+				return bad_usage(
+				        "--deadline '%s': not a number of seconds in (0, 86400]",
+				        val);
+			break;
+		case OPT_MAX_BYTES:
+			if (parse_count(val, 1L << 30, &n))
+				return bad_usage(
+				        "--max-bytes '%s': not a byte count in [1, 1073741824]",
+				        val);
+			o->max_bytes = (size_t)n;
+			break;
+		case OPT_MAX_INFLIGHT:
+			if (parse_count(val, 1000000, &n))
+				return bad_usage("--max-inflight '%s': not a count in [1, 1000000]",
+				                 val);
+			o->max_inflight = n;
+			break;
+		default:
+			cli_option_error(prog, c, argv, longopts);
+			usage(stderr);
+			return 2;
 		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (o->file)
+			return bad_usage("unexpected argument '%s' (one symbols file)", argv[i]);
+		o->file = argv[i];
 	}
 	if (!o->file)
 		return bad_usage("%s", "missing the symbols file");
@@ -338,7 +369,10 @@ static void quote_task(void *arg)
 	if (resp.status < 200 || resp.status > 299) {
 		char status[32], desc[120];
 		snprintf(status, sizeof(status), "HTTP %ld", resp.status);
-		if (ticker_quote_error_text(resp.body, resp.len, desc, sizeof(desc)))
+		if (resp.status >= 300 && resp.status <= 399)
+			fail(j, "%s: redirect not followed (to %.100s)", status,
+			     resp.redirect[0] ? resp.redirect : "no Location");
+		else if (ticker_quote_error_text(resp.body, resp.len, desc, sizeof(desc)))
 			fail(j, "%s: %s", status, desc);
 		else
 			fail(j, "%s%s", status, "");

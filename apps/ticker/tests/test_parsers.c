@@ -307,6 +307,38 @@ static void quote_long_strings(void **state)
 	assert_int_equal(strlen(q.symbol), TICKER_FIELD_MAX - 1);
 }
 
+/* A NUL inside a string, raw or as \u0000, would cut the C string short
+ * ("Evil" for "Evil\0Corp"): the quote is refused instead. An escaped
+ * backslash before "u0000" is not an escape of a NUL. */
+static void quote_nul(void **state)
+{
+	(void)state;
+	ticker_quote q;
+	char why[120];
+	static const char raw[] = "{\"quoteResponse\":{\"result\":[{\"shortName\":\"Evil\0Corp\","
+	                          "\"symbol\":\"EVIL\"}]}}";
+	assert_int_equal(ticker_quote_parse(raw, sizeof(raw) - 1, &q, why, sizeof(why)),
+	                 TICKER_QUOTE_MALFORMED);
+	assert_string_equal(why, "a NUL byte in the answer");
+
+	const char *esc = "{\"quoteResponse\":{\"result\":[{\"shortName\":\"Evil\\u0000Corp\","
+	                  "\"symbol\":\"EVIL\"}]}}";
+	assert_int_equal(parse_quote(esc, &q, why), TICKER_QUOTE_MALFORMED);
+	assert_string_equal(why, "a string holds a NUL character (\\u0000)");
+
+	const char *esc_upper = "{\"quoteResponse\":{\"result\":[{\"symbol\":\"E\\u0000\"}]}}";
+	assert_int_equal(parse_quote(esc_upper, &q, why), TICKER_QUOTE_MALFORMED);
+
+	/* "\\u0000" in JSON is a backslash, then the text u0000: fine. */
+	const char *ok = "{\"quoteResponse\":{\"result\":[{\"shortName\":\"A\\\\u0000B\"}]}}";
+	assert_int_equal(parse_quote(ok, &q, why), TICKER_QUOTE_OK);
+	assert_string_equal(q.company, "A\\u0000B");
+	/* And \u0001 is a control character, shown as '?'. */
+	const char *ctl = "{\"quoteResponse\":{\"result\":[{\"shortName\":\"A\\u0001B\"}]}}";
+	assert_int_equal(parse_quote(ctl, &q, why), TICKER_QUOTE_OK);
+	assert_string_equal(q.company, "A?B");
+}
+
 static void quote_error_text(void **state)
 {
 	(void)state;
@@ -365,6 +397,7 @@ static const struct {
         CASE(quote_clean_strings),
         CASE(quote_long_strings),
         CASE(quote_error_text),
+        CASE(quote_nul),
         CASE(format_numbers),
 };
 
