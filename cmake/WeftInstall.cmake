@@ -64,6 +64,10 @@ configure_file("${CMAKE_CURRENT_LIST_DIR}/weft.pc.in" "${PROJECT_BINARY_DIR}/wef
 install(FILES "${PROJECT_BINARY_DIR}/weft.pc"
 	DESTINATION "${WEFT_PKGCONFIG_INSTALL_DIR}"
 	COMPONENT Development)
+# The license (WEFT_LICENSE), with the documentation: share/doc/weft/LICENSE.
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${PROJECT_SOURCE_DIR}/CHANGELOG.md"
+	DESTINATION "${CMAKE_INSTALL_DOCDIR}"
+	COMPONENT Runtime)
 
 if(WEFT_INSTALL_TEST)
 	enable_testing()
