@@ -15,9 +15,18 @@
  * runtime and not yet started. The count goes up in sched_post and down
  * when a worker starts the task (in trampoline), so a running task does not
  * occupy the queue, as in the seed, where a worker popped the heap before
- * running the task. */
+ * running the task.
+ *
+ * Failures are said on stderr, not only returned: the seed's programs
+ * ignore what sched_init returns (the seed's could fail only when memory
+ * ran out), so a refused WEFT_* value or a runtime that cannot start would
+ * otherwise surface as tasks that silently never ran ("Invalid sudoku map").
+ * A failed sched_init leaves impl_ pointing at init_failed, so the calls
+ * that follow say why nothing runs instead of failing quietly. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <weft/compat/sched.h>
 #include <weft/weft.h>
@@ -29,6 +38,24 @@ struct weft_compat_sched {
 	_Atomic long waiting;          /* held + queued and not started */
 	long depth;
 };
+
+/* What impl_ points at after a failed sched_init: never dereferenced. */
+static struct weft_compat_sched init_failed;
+
+/* Says once per process, for each call, that sched_init had failed. */
+static void report_init_failed(const char *call, atomic_flag *said)
+{
+	if (!atomic_flag_test_and_set(said))
+		fprintf(stderr, "weft: %s: sched_init failed (see above), so no task runs\n", call);
+}
+
+static bool init_fail(sched_t *sp, int num_workers, int queue_depth, const char *why)
+{
+	fprintf(stderr, "weft: sched_init(%d workers, queue depth %d) failed: %s\n", num_workers,
+	        queue_depth, why);
+	sp->impl_ = &init_failed;
+	return false;
+}
 
 /* The seed's priorities are unsigned; weft's are signed. Flipping the top
  * bit maps 0 .. UINT64_MAX onto INT64_MIN .. INT64_MAX in order. */
@@ -62,14 +89,17 @@ bool sched_init(sched_t *sp, int num_workers, int queue_depth)
 	if (!sp)
 		return false;
 	memset(sp, 0, sizeof(*sp));
-	if (num_workers < 0 || queue_depth < 1)
-		return false;
+	if (num_workers < 0)
+		return init_fail(sp, num_workers, queue_depth, "num_workers is negative");
+	if (queue_depth < 1)
+		return init_fail(sp, num_workers, queue_depth, "queue_depth is less than 1");
 	struct weft_compat_sched *s = calloc(1, sizeof(*s));
 	if (!s)
-		return false;
-	if (pthread_mutex_init(&s->lock, NULL) != 0) {
+		return init_fail(sp, num_workers, queue_depth, strerror(ENOMEM));
+	int rc = pthread_mutex_init(&s->lock, NULL);
+	if (rc != 0) {
 		free(s);
-		return false;
+		return init_fail(sp, num_workers, queue_depth, strerror(rc));
 	}
 	s->depth = queue_depth;
 
@@ -81,12 +111,15 @@ bool sched_init(sched_t *sp, int num_workers, int queue_depth)
 	 * waiting count allowed; it only makes the statistics show the depth. */
 	cfg.queue_capacity = queue_depth;
 	weft_config eff;
-	if (weft_rt_create(&s->rt, &cfg) != 0 || weft_rt_config(s->rt, &eff) != 0) {
+	rc = weft_rt_create(&s->rt, &cfg);
+	if (rc == 0)
+		rc = weft_rt_config(s->rt, &eff);
+	if (rc != 0) {
 		if (s->rt)
 			weft_rt_destroy(s->rt);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
-		return false;
+		return init_fail(sp, num_workers, queue_depth, weft_strerror(rc));
 	}
 	sp->num_workers = eff.workers;
 	sp->queue_depth = queue_depth;
@@ -172,6 +205,11 @@ static void release_held(struct weft_compat_sched *s)
 
 bool sched_post(sched_t *sp, task_t *tp, bool run_now)
 {
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	if (sp && sp->impl_ == &init_failed) {
+		report_init_failed("sched_post", &said);
+		return false;
+	}
 	if (!sp || !sp->impl_ || !tp || !tp->fptr)
 		return false;
 	struct weft_compat_sched *s = sp->impl_;
@@ -210,6 +248,11 @@ out:
 
 void sched_execute(sched_t *sp)
 {
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	if (sp && sp->impl_ == &init_failed) {
+		report_init_failed("sched_execute", &said);
+		return;
+	}
 	if (!sp || !sp->impl_)
 		return;
 	struct weft_compat_sched *s = sp->impl_;
@@ -232,6 +275,8 @@ void sched_execute(sched_t *sp)
 
 void sched_fini(sched_t *sp)
 {
+	if (sp && sp->impl_ == &init_failed)
+		sp->impl_ = NULL; /* nothing was acquired */
 	if (!sp || !sp->impl_)
 		return;
 	struct weft_compat_sched *s = sp->impl_;

@@ -188,6 +188,7 @@ static void init_args(void **state)
 
 	assert_false(sched_init(NULL, 1, 1));
 	assert_false(sched_init(&s, -1, 1));
+	sched_fini(&s); /* after a failed init: releases nothing, clears */
 	assert_null(s.impl_);
 	assert_false(sched_init(&s, 1, 0));
 	assert_false(sched_post(&s, NULL, false));
@@ -665,6 +666,11 @@ static void env_override(void **state)
 
 	setenv("WEFT_MODEL", "no-such-model", 1);
 	assert_false(sched_init(&s, 1, 8));
+	task_t t;
+	task_init(&t, 1, count_func, NULL);
+	assert_false(sched_post(&s, &t, false)); /* says sched_init failed */
+	sched_execute(&s);                       /* the same, no wait */
+	sched_fini(&s);
 	assert_null(s.impl_);
 	if (model)
 		setenv("WEFT_MODEL", saved, 1);

@@ -29,8 +29,10 @@
  *    (posting a task that is already posted, posting after sched_fini);
  *  - the linker symbols are weft_compat_<name> (via asm labels), so libweft
  *    exports nothing outside its weft_ namespace; source code still calls
- *    task_init, sched_post, ... The ABI of the seed's libsched.a is not
- *    reproduced (programs must be recompiled against this header). */
+ *    task_init, sched_post, ... A program that keeps the seed's own
+ *    sched.h (and so calls sched_init, ... by those names, with the seed's
+ *    struct layouts) links against libweft-sched.a instead, the drop-in for
+ *    the seed's libsched.a (docs/compat.md). */
 #ifndef WEFT_COMPAT_SCHED_H
 #define WEFT_COMPAT_SCHED_H
 
@@ -111,7 +113,10 @@ typedef struct sched {
  * count and policy may be overridden by WEFT_MODEL, WEFT_WORKERS and
  * WEFT_POLICY. Returns false (and leaves nothing allocated) for a NULL sp,
  * num_workers < 0, queue_depth < 1, an invalid WEFT_* value or when the
- * workers cannot be started. */
+ * workers cannot be started, and says why on stderr: the seed's programs
+ * ignore the result. sched_post and sched_execute on a scheduler whose
+ * sched_init failed then say so too (once each) instead of silently running
+ * nothing; sched_fini clears it. */
 WEFT_EXTERN bool sched_init(sched_t *sp, int num_workers, int queue_depth)
         WEFT__COMPAT_SYM(sched_init);
 

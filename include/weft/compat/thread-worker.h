@@ -6,12 +6,18 @@
  *   #include <pthread.h>
  *   #include "../thread-worker.h"
  *
- * and are compiled with one extra flag,
+ * from their benchmarks/ directory, one level below the library's header.
+ * weft mirrors that layout: this header, and an empty-but-for-a-forward
+ * benchmarks/ directory below it, so they compile with one extra flag,
  *
- *   cc -I<weft>/include/weft/compat bench.c -L<weft libdir> -lweft -lpthread
+ *   cc -pthread -I<weft>/include/weft/compat/benchmarks bench.c \
+ *      -L<weft libdir> -lweft
  *
- * (or include this file as <weft/compat/thread-worker.h> with
- * -I<weft>/include). weft's own headers are reached by relative quoted
+ * ("../thread-worker.h" is looked up as <that dir>/../thread-worker.h,
+ * which is this file; a plain "thread-worker.h" finds the forward in
+ * benchmarks/). -I<weft>/include/weft/compat works for programs that
+ * include "thread-worker.h", and <weft/compat/thread-worker.h> with
+ * -I<weft>/include. weft's own headers are reached by relative quoted
  * includes, so the one -I flag is enough.
  *
  * USE_WORKERS, as in the seed, renames the program's pthread_* calls and
@@ -36,8 +42,11 @@
  *  - worker_setschedprio is declared here (the seed defined it only in
  *    thread-worker.c under #ifdef MLFQ); policies other than mlfq ignore it;
  *  - the linker symbols are weft_compat_<name> (via asm labels), so libweft
- *    exports nothing outside its weft_ namespace; programs must be compiled
- *    against this header (the ABI of libthread-worker.a is not reproduced). */
+ *    exports nothing outside its weft_ namespace. A program that keeps its
+ *    own thread-worker.h (and so calls worker_create, ... by those names,
+ *    with its own worker_mutex_t) links against libweft-worker.a instead,
+ *    the drop-in for the seed's libthread-worker.a
+ *    (docs/compat-worker.md). */
 #ifndef WEFT_COMPAT_THREAD_WORKER_H
 #define WEFT_COMPAT_THREAD_WORKER_H
 

@@ -41,8 +41,10 @@
  *    succeeds once per process.
  *  - the linker symbols are weft_compat_<name> (via asm labels), so
  *    libweft exports nothing outside its weft_ namespace; source code still
- *    calls tsl_init, tsl_yield, ... The ABI of the seed's libtsl.a is not
- *    reproduced (programs must be recompiled against this header). */
+ *    calls tsl_init, tsl_yield, ... A program that keeps its own copy of
+ *    the seed's tsl.h (and so calls tsl_init, ... by those names) links
+ *    against libweft-tsl.a instead, the drop-in for the seed's libtsl.a
+ *    (docs/compat-tsl.md). */
 #ifndef WEFT_COMPAT_TSL_H
 #define WEFT_COMPAT_TSL_H
 
