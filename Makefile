@@ -21,8 +21,8 @@
 # package database last changed (a stamp under build/). As root it installs
 # what is missing; otherwise it prints the one command to run and make stops.
 # A preset configured before packages were installed recovers: when the
-# package database is newer than its CMakeCache.txt, the cached "not found"
-# results are dropped (install-deps --forget-notfound) before it configures.
+# package database changed since make last configured it, the cached "not
+# found" results are dropped (install-deps --forget-notfound) first.
 
 JOBS         ?= 2
 TEST_PRESETS ?= release asan tsan
@@ -93,12 +93,17 @@ clean:
 	rm -rf build
 
 # build-<preset>: configure and build one preset.
+# Before configuring, a preset that has not been configured by make since the
+# package database last changed (build/<preset>/.deps-seen is older, or
+# missing: a configure run by hand does not count) forgets what CMake did not
+# find, so that packages installed since are found.
 build-%: deps
 	@if [ -n "$(DPKG_STATUS)" ] && [ -f build/$*/CMakeCache.txt ] && \
-	    [ "$(DPKG_STATUS)" -nt build/$*/CMakeCache.txt ]; then \
+	    ! [ build/$*/.deps-seen -nt "$(DPKG_STATUS)" ]; then \
 		scripts/install-deps --forget-notfound build/$*; \
 	fi
 	cmake --preset $*
+	@if [ -n "$(DPKG_STATUS)" ]; then touch build/$*/.deps-seen; fi
 	cmake --build --preset $* -j$(JOBS)
 
 # test-<preset>: configure, build and run the tests of one preset.
