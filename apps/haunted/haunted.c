@@ -42,6 +42,7 @@
 
 #include <weft/weft.h>
 
+#include "../common/cli.h"
 #include "parse.h"
 
 #define PROG "weft-haunted"
@@ -50,6 +51,11 @@
 #define MAX_CAPACITY     1000000UL
 #define MAX_SECONDS      86400.0
 #define NS_PER_S         1000000000.0
+/* Most bytes read as INPUT (10,000,000 visitors take 20 MB) and as a LOG
+ * to --check (about 400 bytes a visitor): an endless stream (/dev/zero)
+ * ends in a message, not in the OOM killer. */
+#define MAX_INPUT_BYTES  ((size_t)64 << 20)
+#define MAX_LOG_BYTES    ((size_t)256 << 20)
 
 typedef struct house house;
 
@@ -157,6 +163,19 @@ typedef struct feeder {
 	int rc;
 } feeder;
 
+/* weft_post that waits for room in a bounded ready queue
+ * (WEFT_QUEUE_CAPACITY): the feeder is the main thread (weft_post_wait) or,
+ * under fibers, a task, which yields so that the queued visitors start. */
+static int post_visitor(weft_rt *rt, weft_task *t)
+{
+	if (!weft_rt_current())
+		return weft_post_wait(rt, t);
+	int rc;
+	while ((rc = weft_post(rt, t)) == WEFT_EFULL)
+		weft_yield();
+	return rc;
+}
+
 static void feed(void *arg)
 {
 	feeder *f = arg;
@@ -173,7 +192,7 @@ static void feed(void *arg)
 				weft_sleep_ns(gap);
 		}
 		arrive(h, v);
-		int rc = weft_post(f->rt, &v->task);
+		int rc = post_visitor(f->rt, &v->task);
 		if (rc != 0) {
 			fprintf(stderr, PROG ": cannot post visitor %lu: %s\n", v->id,
 			        weft_strerror(rc));
@@ -234,7 +253,7 @@ static int run_house(const haunted_visitors *in, unsigned long capacity, int64_t
 		 * random policy), and nothing outside the runtime posts. */
 		weft_task_init(&root, feed, &f);
 		weft_task_set_priority(&root, -1);
-		if ((rc = weft_post(rt, &root)) != 0) {
+		if ((rc = weft_post_wait(rt, &root)) != 0) {
 			fprintf(stderr, PROG ": cannot post the arrivals: %s\n", weft_strerror(rc));
 			f.rc = 1;
 		}
@@ -282,6 +301,10 @@ static void usage(FILE *to)
 	      "                   with INPUT, the visitors and directions it lists\n"
 	      "  --visitors N     --check: the log must have N visitors\n"
 	      "  -h, --help       this help\n"
+	      "  --version        print the version and exit\n"
+	      "\n"
+	      "Options take their value as --opt VALUE or --opt=VALUE. INPUT may hold at\n"
+	      "most 64 MiB, a LOG at most 256 MiB.\n"
 	      "\n"
 	      "Prints, one line per event:\n"
 	      "  Visitor N: Request to cross house (left to right)\n"
@@ -303,8 +326,8 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
-/* Reads a whole file ("-": standard input). */
-static int read_all(const char *path, char **text, size_t *len)
+/* Reads a whole file ("-": standard input) of at most max bytes. */
+static int read_all(const char *path, size_t max, char **text, size_t *len)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	size_t cap = 4096, n = 0;
@@ -323,6 +346,12 @@ static int read_all(const char *path, char **text, size_t *len)
 		n += fread(buf + n, 1, cap - n, f);
 		if (n < cap)
 			break;
+		if (cap >= max) {
+			fprintf(stderr, PROG ": '%s': larger than %zu MiB\n", path, max >> 20);
+			free(buf);
+			buf = NULL;
+			break;
+		}
 		char *nb = cap > (SIZE_MAX >> 2) ? NULL : realloc(buf, cap * 2);
 		if (!nb)
 			free(buf);
@@ -376,7 +405,7 @@ static int load_input(const char *path, haunted_visitors *out)
 	size_t len;
 	haunted_error e;
 
-	if (read_all(path, &text, &len) != 0)
+	if (read_all(path, MAX_INPUT_BYTES, &text, &len) != 0)
 		return -1;
 	int rc = haunted_parse(text, len, out, &e);
 	if (rc != HAUNTED_OK)
@@ -427,7 +456,7 @@ static int run_check(const char *log_path, const char *input_path, unsigned long
 			return 2;
 		o.input = &in;
 	}
-	if (read_all(log_path, &text, &len) != 0) {
+	if (read_all(log_path, MAX_LOG_BYTES, &text, &len) != 0) {
 		haunted_visitors_free(&in);
 		return 2;
 	}
@@ -452,77 +481,91 @@ int main(int argc, char **argv)
 	int npos = 0, pace_set = 0;
 	pacing pace = {0, 0, 0};
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+	enum {
+		OPT_VERSION = 256,
+		OPT_CAPACITY,
+		OPT_PACE,
+		OPT_GENERATE,
+		OPT_SEED,
+		OPT_CHECK,
+		OPT_VISITORS
+	};
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"capacity", required_argument, NULL, OPT_CAPACITY},
+	        {"pace", required_argument, NULL, OPT_PACE},
+	        {"generate", required_argument, NULL, OPT_GENERATE},
+	        {"seed", required_argument, NULL, OPT_SEED},
+	        {"check", required_argument, NULL, OPT_CHECK},
+	        {"visitors", required_argument, NULL, OPT_VISITORS},
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		const char *val = optarg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		}
-		if (strcmp(a, "--") == 0) {
-			for (i++; i < argc; i++) {
-				if (npos == 2)
-					return usage_error("unexpected argument '%s'", argv[i]);
-				pos[npos++] = argv[i];
-			}
+		case OPT_VERSION:
+			return cli_print_version(PROG);
+		case OPT_CAPACITY:
+			if (parse_count(val, MAX_CAPACITY, &capacity))
+				return usage_error(
+				        "invalid capacity '%s' (a whole number, 1 to 1000000)",
+				        val);
+			break;
+		case OPT_GENERATE:
+			if (parse_count(val, HAUNTED_MAX_VISITORS, &generate))
+				return usage_error(
+				        "invalid number of visitors '%s' (1 to 10000000)", val);
+			break;
+		case OPT_VISITORS:
+			if (parse_count(val, HAUNTED_MAX_VISITORS, &expect))
+				return usage_error(
+				        "invalid number of visitors '%s' (1 to 10000000)", val);
+			break;
+		case OPT_SEED: {
+			char *end;
+			errno = 0;
+			if (val[0] < '0' || val[0] > '9' ||
+			    (seed = strtoull(val, &end, 10), errno || *end))
+				return usage_error("invalid seed '%s' (a whole number)", val);
 			break;
 		}
-		if (a[0] == '-' && a[1] == '-') {
-			if (strcmp(a, "--capacity") && strcmp(a, "--pace") &&
-			    strcmp(a, "--generate") && strcmp(a, "--seed") &&
-			    strcmp(a, "--check") && strcmp(a, "--visitors"))
-				return usage_error("unknown option '%s'", a);
-			if (!val)
-				return usage_error("option '%s' needs a value", a);
-			i++;
-			if (strcmp(a, "--capacity") == 0) {
-				if (parse_count(val, MAX_CAPACITY, &capacity))
-					return usage_error(
-					        "invalid capacity '%s' (a whole number, 1 "
-					        "to 1000000)",
-					        val);
-			} else if (strcmp(a, "--generate") == 0) {
-				if (parse_count(val, HAUNTED_MAX_VISITORS, &generate))
-					return usage_error("invalid number of visitors '%s' (1 to "
-					                   "10000000)",
-					                   val);
-			} else if (strcmp(a, "--visitors") == 0) {
-				if (parse_count(val, HAUNTED_MAX_VISITORS, &expect))
-					return usage_error("invalid number of visitors '%s' (1 to "
-					                   "10000000)",
-					                   val);
-			} else if (strcmp(a, "--seed") == 0) {
-				char *end;
-				errno = 0;
-				if (val[0] < '0' || val[0] > '9' ||
-				    (seed = strtoull(val, &end, 10), errno || *end))
-					return usage_error("invalid seed '%s' (a whole number)",
-					                   val);
-			} else if (strcmp(a, "--check") == 0) {
-				check_log = val;
-			} else {
-				char lo[64];
-				const char *colon = strchr(val, ':');
-				size_t n = colon ? (size_t)(colon - val) : strlen(val);
-				if (n >= sizeof lo)
-					return usage_error("invalid pace '%s'", val);
-				memcpy(lo, val, n);
-				lo[n] = 0;
-				if (parse_seconds(lo, &pace.min_ns) ||
-				    parse_seconds(colon ? colon + 1 : lo, &pace.max_ns) ||
-				    pace.max_ns < pace.min_ns)
-					return usage_error("invalid pace '%s' (seconds, or MIN:MAX "
-					                   "with MIN <= MAX)",
-					                   val);
-				pace_set = 1;
-			}
-			continue;
+		case OPT_CHECK:
+			check_log = val;
+			break;
+		case OPT_PACE: {
+			char lo[64];
+			const char *colon = strchr(val, ':');
+			size_t n = colon ? (size_t)(colon - val) : strlen(val);
+			if (n >= sizeof lo)
+				return usage_error("invalid pace '%s'", val);
+			memcpy(lo, val, n);
+			lo[n] = 0;
+			if (parse_seconds(lo, &pace.min_ns) ||
+			    parse_seconds(colon ? colon + 1 : lo, &pace.max_ns) ||
+			    pace.max_ns < pace.min_ns)
+				return usage_error(
+				        "invalid pace '%s' (seconds, or MIN:MAX with MIN <= "
+				        "MAX)",
+				        val);
+			pace_set = 1;
+			break;
 		}
-		if (a[0] == '-' && a[1] != 0)
-			return usage_error("unknown option '%s'", a);
+		default:
+			cli_option_error(PROG, c, argv, longopts);
+			fprintf(stderr, "Try '" PROG " --help'.\n");
+			return 2;
+		}
+	}
+	for (int i = optind; i < argc; i++) {
 		if (npos == 2)
-			return usage_error("unexpected argument '%s'", a);
-		pos[npos++] = a;
+			return usage_error("unexpected argument '%s'", argv[i]);
+		pos[npos++] = argv[i];
 	}
 
 	if (check_log) {

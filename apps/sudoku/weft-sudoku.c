@@ -40,6 +40,11 @@
 #include "parse.h"
 
 #define CHUNK_BYTES (256u * 1024u)
+/* Most bytes read from a pipe, a terminal or a device (standard input,
+ * /dev/zero): they are copied into memory, and an endless stream must end
+ * in a message, not in the OOM killer. A regular file is mapped, not
+ * copied, and has no limit. */
+#define MAX_STREAM  ((size_t)64 << 20)
 
 static const char *prog = "weft-sudoku";
 
@@ -73,9 +78,12 @@ static void usage(FILE *out)
 	        "                     --blocks: 9 lines each, blank line between)\n"
 	        "  --seed S           generator seed (default 1)\n"
 	        "  --invalid-rate R   fraction of generated grids made invalid (0..1, default 0)\n"
-	        "  --help             show this help\n"
+	        "  -h, --help         show this help\n"
+	        "  --version          print the version and exit\n"
 	        "Formats: 81 cells per line, or 9 lines of 9 cells; a cell is 1-9, or 0 or '.'\n"
 	        "(empty); spaces between cells, blank lines and '#' comment lines are ignored.\n"
+	        "A FILE that is not a regular file (a pipe, '-') may hold at most 64 MiB.\n"
+	        "Options take their value as --opt VALUE or --opt=VALUE.\n"
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY choose how the tasks run.\n"
 	        "Exit status: 0 all valid, 1 some grid invalid, 2 usage or input error.\n",
 	        prog, prog, prog, prog);
@@ -145,7 +153,7 @@ static int validate_one(const uint8_t cells[81])
 			checks[i] = (check_t){cells, i < 9 ? 'b' : i == 9 ? 'r' : 'c', i, 0};
 			weft_task_init(&tasks[i], check_task, &checks[i]);
 			weft_task_set_priority(&tasks[i], 1);
-			int err = weft_post_in(rt, &g, &tasks[i]);
+			int err = cli_post(rt, &g, &tasks[i], check_task, &checks[i]);
 			if (err != 0) {
 				fprintf(stderr, "%s: cannot post task %d: %s\n", prog, i,
 				        weft_strerror(err));
@@ -190,6 +198,10 @@ static int read_all(int fd, input_t *in)
 		return -ENOMEM;
 	for (;;) {
 		if (len == cap) {
+			if (cap >= MAX_STREAM) {
+				free(buf);
+				return -EFBIG;
+			}
 			char *nb = realloc(buf, cap * 2);
 			if (!nb) {
 				free(buf);
@@ -242,6 +254,12 @@ static int open_input(const char *name, input_t *in)
 	}
 	if (fd != STDIN_FILENO)
 		close(fd);
+	if (err == -EFBIG) {
+		fprintf(stderr,
+		        "%s: %s: more than %zu MiB from a stream (a regular file has no limit)\n",
+		        prog, name, MAX_STREAM >> 20);
+		return -1;
+	}
 	if (err != 0) {
 		fprintf(stderr, "%s: %s: %s\n", prog, name, strerror(-err));
 		return -1;
@@ -331,7 +349,7 @@ static int run_pass(weft_rt *rt, weft_task *tasks, sudoku_chunk *chunks, size_t 
 	int err = 0;
 	for (size_t i = 0; i < n && err == 0; i++) {
 		weft_task_init(&tasks[i], fn, &chunks[i]);
-		err = weft_post_in(rt, &g, &tasks[i]);
+		err = cli_post(rt, &g, &tasks[i], fn, &chunks[i]);
 	}
 	weft_group_wait(&g);
 	if (err != 0)
@@ -551,48 +569,76 @@ int main(int argc, char **argv)
 	unsigned long long gen_n = 0, seed = 1;
 	double rate = 0;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+	enum {
+		OPT_VERSION = 256,
+		OPT_PRINT_TASKS,
+		OPT_REPEAT,
+		OPT_BLOCKS,
+		OPT_GRID,
+		OPT_GENERATE,
+		OPT_SEED,
+		OPT_RATE
+	};
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"invalid", no_argument, NULL, 'i'},
+	        {"print-tasks", no_argument, NULL, OPT_PRINT_TASKS},
+	        {"repeat", required_argument, NULL, OPT_REPEAT},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"blocks", no_argument, NULL, OPT_BLOCKS},
+	        {"grid", required_argument, NULL, OPT_GRID},
+	        {"generate", required_argument, NULL, OPT_GENERATE},
+	        {"seed", required_argument, NULL, OPT_SEED},
+	        {"invalid-rate", required_argument, NULL, OPT_RATE},
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hq", longopts, NULL)) != -1) {
+		const char *v = optarg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (strcmp(a, "--invalid") == 0) {
+		case OPT_VERSION:
+			return cli_print_version(prog);
+		case 'i':
 			invalid = true;
-		} else if (strcmp(a, "--print-tasks") == 0) {
+			break;
+		case OPT_PRINT_TASKS:
 			print_tasks = true;
-		} else if (strcmp(a, "--repeat") == 0) {
-			if (!(v = cli_need_value(prog, argc, argv, &i)))
-				return 2;
+			break;
+		case OPT_REPEAT:
 			if (!cli_parse_u64(v, 1, 100000000, &repeat)) {
 				fprintf(stderr, "%s: invalid repeat count '%s'\n", prog, v);
 				return 2;
 			}
-		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			break;
+		case 'q':
 			quiet = true;
-		} else if (strcmp(a, "--blocks") == 0) {
+			break;
+		case OPT_BLOCKS:
 			blocks = true;
-		} else if (strcmp(a, "--grid") == 0) {
-			if (!(grid_file = cli_need_value(prog, argc, argv, &i)))
-				return 2;
-		} else if (strcmp(a, "--generate") == 0) {
-			if (!(v = cli_need_value(prog, argc, argv, &i)))
-				return 2;
+			break;
+		case OPT_GRID:
+			grid_file = v;
+			break;
+		case OPT_GENERATE:
 			if (!cli_parse_u64(v, 0, UINT64_C(1) << 40, &gen_n)) {
 				fprintf(stderr, "%s: invalid number of grids '%s'\n", prog, v);
 				return 2;
 			}
 			gen = true;
-		} else if (strcmp(a, "--seed") == 0) {
-			if (!(v = cli_need_value(prog, argc, argv, &i)))
-				return 2;
+			break;
+		case OPT_SEED:
 			if (!cli_parse_u64(v, 0, UINT64_MAX, &seed)) {
 				fprintf(stderr, "%s: invalid seed '%s'\n", prog, v);
 				return 2;
 			}
 			have_seed = true;
-		} else if (strcmp(a, "--invalid-rate") == 0) {
-			if (!(v = cli_need_value(prog, argc, argv, &i)))
-				return 2;
+			break;
+		case OPT_RATE: {
 			char *end;
 			errno = 0;
 			rate = strtod(v, &end);
@@ -601,16 +647,20 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			have_rate = true;
-		} else if (a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
+			break;
+		}
+		default:
+			cli_option_error(prog, c, argv, longopts);
 			usage(stderr);
 			return 2;
-		} else if (!file) {
-			file = a;
-		} else {
-			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, a);
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (file) {
+			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]);
 			return 2;
 		}
+		file = argv[i];
 	}
 
 	if (gen) {
