@@ -2,9 +2,13 @@
  * Each case is its own ctest entry (api.<case>); these do not depend on the
  * model or the worker count, so they run once. Misuse must return an error,
  * never crash, and leave nothing allocated. */
+#include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "core/testing.h"
@@ -255,7 +259,6 @@ static void env_model(void)
 {
 	static const char *const accepted[] = {"threads", "spawn", NULL};
 	expect_env_rejected("WEFT_MODEL", "bogus", accepted);
-	expect_env_rejected("WEFT_MODEL", "", accepted);
 	expect_env_rejected("WEFT_MODEL", "THREADS", accepted);
 }
 
@@ -314,7 +317,6 @@ static void env_workers(void)
 	expect_env_rejected("WEFT_WORKERS", "-3", accepted);
 	expect_env_rejected("WEFT_WORKERS", "1025", accepted);
 	expect_env_rejected("WEFT_WORKERS", "4x", accepted);
-	expect_env_rejected("WEFT_WORKERS", "", accepted);
 	expect_env_rejected("WEFT_WORKERS", "99999999999999999999999", accepted);
 }
 
@@ -479,6 +481,411 @@ static void default_workers(void)
 	assert_int_equal(s.workers, 1);
 	assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_AFFINITY);
 	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* An empty variable (`WEFT_WORKERS=`, as a script that clears one leaves
+ * it) is unset, for every WEFT_* variable: the code's value or the default
+ * stays, and nothing is printed. */
+static void env_empty_is_unset(void)
+{
+	static const char *const vars[] = {
+	        "WEFT_MODEL",       "WEFT_POLICY",      "WEFT_WORKERS",       "WEFT_QUEUE_CAPACITY",
+	        "WEFT_STATS",       "WEFT_STACK_SIZE",  "WEFT_SEED",          "WEFT_PREEMPT",
+	        "WEFT_QUANTUM_US",  "WEFT_MLFQ_LEVELS", "WEFT_MLFQ_BOOST_US", "WEFT_TRACE",
+	        "WEFT_TEST_FSROOT",
+	};
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.workers = 3;
+	cfg.policy = WEFT_POLICY_FIFO;
+	cfg.queue_capacity = 7;
+	cfg.seed = 42;
+	weft_rt *rt = wt_create(&cfg);
+	weft_config want;
+	assert_rc(0, weft_rt_config(rt, &want));
+	assert_rc(0, weft_rt_destroy(rt));
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		assert_int_equal(setenv(vars[i], "", 1), 0);
+		rt = NULL;
+		wt_capture_begin();
+		int rc = weft_rt_create(&rt, &cfg);
+		const char *err = wt_capture_end();
+		unsetenv(vars[i]);
+		if (rc != 0)
+			fail_msg("%s= (empty) refused: %s", vars[i], err);
+		if (err[0])
+			fail_msg("%s= (empty) printed: %s", vars[i], err);
+		weft_config eff;
+		assert_rc(0, weft_rt_config(rt, &eff));
+		assert_int_equal(eff.model, want.model);
+		assert_int_equal(eff.policy, want.policy);
+		assert_int_equal(eff.workers, 3);
+		assert_int_equal(eff.queue_capacity, 7);
+		assert_int_equal(eff.stats, want.stats);
+		assert_int_equal(eff.stack_size, want.stack_size);
+		assert_int_equal(eff.seed, 42);
+		assert_int_equal(eff.preempt, want.preempt);
+		assert_int_equal(eff.quantum_us, want.quantum_us);
+		assert_int_equal(eff.mlfq_levels, want.mlfq_levels);
+		assert_int_equal(eff.mlfq_boost_us, want.mlfq_boost_us);
+		assert_null(eff.trace_path);
+		weft_stats st;
+		assert_rc(0, weft_stats_get(rt, &st));
+		assert_int_equal(st.workers_source, WEFT_WORKERS_FROM_CONFIG);
+		assert_rc(0, weft_rt_destroy(rt));
+	}
+}
+
+/* ------------------------------------------------------------ cgroups */
+
+/* A fake file-system root for the cgroup reader (WEFT_TEST_FSROOT): the
+ * process's /proc/self/cgroup and mountinfo, and the cgroup files, as a
+ * container or a hybrid v1/v2 host shows them. */
+static char fake_root[PATH_MAX];
+
+static void fake_mkdirs(const char *rel)
+{
+	char path[2 * PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", fake_root, rel);
+	for (char *p = path + strlen(fake_root) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			fail_msg("mkdir %s: %s", path, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		fail_msg("mkdir %s: %s", path, strerror(errno));
+}
+
+/* Writes text to fake_root/rel, creating its directories. */
+static void fake_file(const char *rel, const char *text)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", rel);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		fake_mkdirs(dir);
+	}
+	char path[2 * PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", fake_root, rel);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fail_msg("cannot write %s: %s", path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void fake_begin(void)
+{
+	snprintf(fake_root, sizeof(fake_root), "%s/weft-cgroup-XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	assert_non_null(mkdtemp(fake_root));
+	assert_int_equal(setenv("WEFT_TEST_FSROOT", fake_root, 1), 0);
+}
+
+static void fake_end(void)
+{
+	unsetenv("WEFT_TEST_FSROOT");
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake_root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The mountinfo lines of a hybrid host: v1 cpu,cpuacct and the v2 tree at
+ * /sys/fs/cgroup/unified (which has no cpu controller there). */
+#define MOUNT_V1                                                                               \
+	"35 25 0:30 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime shared:15 - " \
+	"cgroup cgroup rw,cpu,cpuacct\n"
+#define MOUNT_V1_MEMORY                                                                          \
+	"36 25 0:31 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:16 - cgroup " \
+	"cgroup rw,memory\n"
+#define MOUNT_V2_UNIFIED                                                                           \
+	"30 25 0:26 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 " \
+	"cgroup2 rw,nsdelegate\n"
+#define MOUNT_V2                                                                                   \
+	"30 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 " \
+	"rw,nsdelegate\n"
+#define MOUNT_ROOT "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+
+/* Creates a runtime with the default worker count under the fake root and
+ * checks the cgroup limit it saw (whole CPUs, 0: none), the worker count
+ * and its source, and that the statistics header says `says`. */
+static void expect_cgroup(int cpus, const char *says)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.workers = 0;
+	weft_rt *rt = wt_create(&cfg);
+	weft_stats s;
+	assert_rc(0, weft_stats_get(rt, &s));
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	assert_rc(0, weft_stats_print(rt, f));
+	rewind(f);
+	char buf[4096];
+	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = '\0';
+	fclose(f);
+	assert_rc(0, weft_rt_destroy(rt));
+	if (s.cpus_cgroup != cpus)
+		fail_msg("cgroup limit %d CPUs, expected %d:\n%s", s.cpus_cgroup, cpus, buf);
+	if (cpus > 0 && cpus < s.cpus_affinity) {
+		assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_CGROUP);
+		assert_int_equal(s.workers, cpus);
+	} else {
+		assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_AFFINITY);
+		assert_int_equal(s.workers, s.cpus_affinity);
+	}
+	if (!strstr(buf, says))
+		fail_msg("the statistics do not say \"%s\":\n%s", says, buf);
+}
+
+/* cgroup v1 alone: the cpu controller's cfs quota over its period. */
+static void cgroup_v1(void)
+{
+	fake_begin();
+	fake_file("proc/self/cgroup", "5:memory:/job\n4:cpu,cpuacct:/job\n1:name=systemd:/job\n");
+	fake_file("proc/self/mountinfo", MOUNT_ROOT MOUNT_V1_MEMORY MOUNT_V1);
+	fake_file("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us", "50000\n");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_period_us", "100000\n");
+	fake_file("sys/fs/cgroup/memory/job/cpu.cfs_quota_us", "10000\n"); /* not cpu's */
+	fake_file("sys/fs/cgroup/memory/job/cpu.cfs_period_us", "100000\n");
+	expect_cgroup(1, "cgroup v1 cpu quota 0.5 CPU (cpu.cfs_quota_us 50000 / cpu.cfs_period_us "
+	                 "100000 in /job)");
+	/* -1: no quota; nor has the parent. */
+	fake_file("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us", "-1\n");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+	expect_cgroup(0, "from affinity");
+	expect_cgroup(0, "no cgroup CPU limit");
+	/* A parent's quota applies to its children. */
+	fake_file("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "250000\n");
+	expect_cgroup(3, "cgroup v1 cpu quota 2.5 CPU");
+	fake_end();
+}
+
+/* cgroup v2 alone: cpu.max of the process's cgroup and of its parents, the
+ * tightest, "max" meaning none. */
+static void cgroup_v2(void)
+{
+	fake_begin();
+	fake_file("proc/self/cgroup", "0::/user.slice/job.scope\n");
+	fake_file("proc/self/mountinfo", MOUNT_ROOT MOUNT_V2);
+	fake_file("sys/fs/cgroup/user.slice/job.scope/cpu.max", "max 100000\n");
+	fake_file("sys/fs/cgroup/user.slice/cpu.max", "max 100000\n");
+	expect_cgroup(0, "no cgroup CPU limit");
+	fake_file("sys/fs/cgroup/user.slice/cpu.max", "25000 100000\n");
+	expect_cgroup(1, "cgroup v2 cpu.max 0.25 CPU (25000 100000 in /user.slice)");
+	fake_file("sys/fs/cgroup/user.slice/job.scope/cpu.max", "20000 100000\n");
+	expect_cgroup(1, "cgroup v2 cpu.max 0.2 CPU (20000 100000 in /user.slice/job.scope)");
+	fake_file("sys/fs/cgroup/user.slice/job.scope/cpu.max", "300000 100000\n");
+	fake_file("sys/fs/cgroup/user.slice/cpu.max", "max 100000\n");
+	expect_cgroup(3, "cgroup v2 cpu.max 3 CPU");
+	fake_end();
+}
+
+/* The reported bug: a hybrid host lists a `0::` line too, for a v2 tree
+ * without the cpu controller; the v1 quota must still count. With limits
+ * in both, the tightest wins and the statistics say which. */
+static void cgroup_both(void)
+{
+	fake_begin();
+	fake_file("proc/self/cgroup",
+	          "12:cpu,cpuacct:/docker/abc\n3:memory:/docker/abc\n0::/docker/abc\n");
+	fake_file("proc/self/mountinfo", MOUNT_ROOT MOUNT_V2_UNIFIED MOUNT_V1 MOUNT_V1_MEMORY);
+	fake_mkdirs("sys/fs/cgroup/unified/docker/abc");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "50000\n");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
+	expect_cgroup(1, "1 worker(s) from cgroup (cgroup v1 cpu quota 0.5 CPU");
+	/* v2 tighter than v1. */
+	fake_file("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "400000\n");
+	fake_file("sys/fs/cgroup/unified/docker/abc/cpu.max", "30000 100000\n");
+	expect_cgroup(1, "cgroup v2 cpu.max 0.3 CPU");
+	/* v1 tighter than v2. */
+	fake_file("sys/fs/cgroup/unified/docker/abc/cpu.max", "500000 100000\n");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "300000\n");
+	expect_cgroup(3, "cgroup v1 cpu quota 3 CPU");
+	fake_end();
+}
+
+/* In a container the mount's root is the container's cgroup: the path in
+ * /proc/self/cgroup is found below it, at the mount point itself. */
+static void cgroup_container(void)
+{
+	fake_begin();
+	fake_file("proc/self/cgroup", "4:cpu,cpuacct:/kubepods/pod1/c1\n");
+	fake_file("proc/self/mountinfo",
+	          MOUNT_ROOT "40 30 0:30 /kubepods/pod1/c1 /sys/fs/cgroup/cpu\\040acct ro,nosuid - "
+	                     "cgroup cgroup rw,cpuacct,cpu\n");
+	fake_file("sys/fs/cgroup/cpu acct/cpu.cfs_quota_us", "50000\n");
+	fake_file("sys/fs/cgroup/cpu acct/cpu.cfs_period_us", "100000\n");
+	expect_cgroup(1, "cgroup v1 cpu quota 0.5 CPU (cpu.cfs_quota_us 50000 / cpu.cfs_period_us "
+	                 "100000 in /kubepods/pod1/c1)");
+	/* A cgroup outside the mount's root is not read. */
+	fake_file("proc/self/cgroup", "4:cpu,cpuacct:/elsewhere\n");
+	expect_cgroup(0, "no cgroup CPU limit");
+	fake_end();
+}
+
+/* Files that cannot be read or parsed set no limit, and neither does a
+ * missing /proc/self/cgroup; without mountinfo the usual mount points are
+ * tried. */
+static void cgroup_unreadable(void)
+{
+	fake_begin();
+	expect_cgroup(0, "no cgroup CPU limit"); /* empty root */
+	fake_file("proc/self/cgroup", "4:cpu,cpuacct:/job\n0::/job\n");
+	fake_file("proc/self/mountinfo", MOUNT_ROOT MOUNT_V1 MOUNT_V2_UNIFIED);
+	fake_file("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us", "lots\n");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_period_us", "100000\n");
+	fake_mkdirs("sys/fs/cgroup/unified/job/cpu.max"); /* a directory: unreadable */
+	fake_file("sys/fs/cgroup/unified/cpu.max", "\n");
+	expect_cgroup(0, "no cgroup CPU limit");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us", "50000\n");
+	fake_file("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_period_us", "0\n");
+	expect_cgroup(0, "no cgroup CPU limit");
+	/* No mountinfo: /sys/fs/cgroup/cpu (v1) and /sys/fs/cgroup (v2). */
+	char path[2 * PATH_MAX];
+	snprintf(path, sizeof(path), "%s/proc/self/mountinfo", fake_root);
+	assert_int_equal(unlink(path), 0);
+	fake_file("sys/fs/cgroup/cpu/job/cpu.cfs_quota_us", "50000\n");
+	fake_file("sys/fs/cgroup/cpu/job/cpu.cfs_period_us", "100000\n");
+	expect_cgroup(1, "cgroup v1 cpu quota 0.5 CPU");
+	fake_end();
+}
+
+/* ------------------------------------------------------------ models */
+
+static int count_of(const char *haystack, const char *needle)
+{
+	int n = 0;
+	for (const char *p = haystack; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* WEFT_WORKERS=8 under fibers, which runs one worker: one notice naming
+ * both, and the statistics show the one worker and why. */
+static void workers_not_applicable(void)
+{
+	assert_int_equal(setenv("WEFT_MODEL", "fibers", 1), 0);
+	assert_int_equal(setenv("WEFT_WORKERS", "8", 1), 0);
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *rt = NULL;
+	wt_capture_begin();
+	int rc = weft_rt_create(&rt, &cfg);
+	const char *err = wt_capture_end();
+	unsetenv("WEFT_MODEL");
+	unsetenv("WEFT_WORKERS");
+	assert_rc(0, rc);
+	assert_int_equal(count_of(err, "weft:"), 1);
+	assert_non_null(strstr(err,
+	                       "WEFT_WORKERS=8 does not apply to the fibers model, which runs 1 "
+	                       "worker(s)"));
+	assert_int_equal(wt_workers(rt), 1);
+	wt_capture_begin();
+	assert_rc(0, weft_stats_print(rt, stderr));
+	err = wt_capture_end();
+	assert_non_null(strstr(err, "1 worker(s) from WEFT_WORKERS"));
+	assert_non_null(strstr(err, "the fibers model runs 1, not the 8 asked"));
+	assert_rc(0, weft_rt_destroy(rt));
+
+	/* What the model runs anyway is not worth a notice. */
+	assert_int_equal(setenv("WEFT_WORKERS", "1", 1), 0);
+	cfg.model = WEFT_MODEL_FIBERS;
+	wt_capture_begin();
+	rc = weft_rt_create(&rt, &cfg);
+	err = wt_capture_end();
+	unsetenv("WEFT_WORKERS");
+	assert_rc(0, rc);
+	assert_null(strstr(err, "weft:"));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* WEFT_PREEMPT=timer and the psjf policy under the kernel-thread models,
+ * which have no quantum clock: refused, or run without and said once. The
+ * notice comes from config.c once the model's configure reports what it
+ * runs (preemption off, another policy); until the model does, the case
+ * says so and skips. */
+static void preempt_not_applicable(void)
+{
+	static const weft_model models[] = {WEFT_MODEL_THREADS, WEFT_MODEL_SPAWN};
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		const char *name = weft_model_name(models[i]);
+		weft_config cfg;
+		wt_config(&cfg);
+		cfg.model = models[i];
+		assert_int_equal(setenv("WEFT_PREEMPT", "timer", 1), 0);
+		weft_rt *rt = NULL;
+		wt_capture_begin();
+		int rc = weft_rt_create(&rt, &cfg);
+		const char *err = wt_capture_end();
+		unsetenv("WEFT_PREEMPT");
+		if (rc == 0) {
+			weft_config eff;
+			assert_rc(0, weft_rt_config(rt, &eff));
+			assert_rc(0, weft_rt_destroy(rt));
+			if (eff.preempt == WEFT_PREEMPT_TIMER)
+				WT_SKIP("the %s model's configure does not turn preemption off yet",
+				        name);
+			assert_int_equal(count_of(err, "weft:"), 1);
+			assert_non_null(strstr(err, "does not apply to the"));
+			assert_non_null(strstr(err, name));
+		} else {
+			assert_rc(WEFT_EINVAL, rc);
+			assert_non_null(strstr(err, "WEFT_PREEMPT"));
+			assert_non_null(strstr(err, name));
+		}
+
+		assert_int_equal(setenv("WEFT_POLICY", "psjf", 1), 0);
+		wt_capture_begin();
+		rc = weft_rt_create(&rt, &cfg);
+		err = wt_capture_end();
+		unsetenv("WEFT_POLICY");
+		if (rc == 0) {
+			weft_config eff;
+			assert_rc(0, weft_rt_config(rt, &eff));
+			assert_rc(0, weft_rt_destroy(rt));
+			if (eff.policy == WEFT_POLICY_PSJF)
+				WT_SKIP("the %s model's configure accepts psjf, which it cannot "
+				        "charge, yet",
+				        name);
+			assert_int_equal(count_of(err, "weft:"), 1);
+			assert_non_null(strstr(err, "WEFT_POLICY=psjf does not apply to the"));
+		} else {
+			assert_rc(WEFT_EINVAL, rc);
+			assert_non_null(strstr(err, "psjf"));
+			assert_non_null(strstr(err, name));
+		}
+	}
+}
+
+/* The statistics header shows what is in force: the model, the workers
+ * and why, the policy, preemption and the quantum. */
+static void stats_header(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = WEFT_MODEL_FIBERS;
+	cfg.workers = 1;
+	cfg.policy = WEFT_POLICY_MLFQ;
+	cfg.preempt = WEFT_PREEMPT_TIMER;
+	cfg.quantum_us = 2000;
+	weft_rt *rt = wt_create(&cfg);
+	wt_capture_begin();
+	assert_rc(0, weft_stats_print(rt, stderr));
+	const char *err = wt_capture_end();
+	assert_rc(0, weft_rt_destroy(rt));
+	static const char *const needles[] = {
+	        "weft: model fibers, 1 worker(s) from config (affinity ", "policy mlfq",
+	        "preemption timer", "quantum 2000 us", NULL};
+	for (const char *const *n = needles; *n; n++)
+		if (!strstr(err, *n))
+			fail_msg("the statistics header lacks \"%s\":\n%s", *n, err);
 }
 
 /* ------------------------------------------------------------ names */
@@ -688,4 +1095,7 @@ WT_CASES(WT_CASE(null_create), WT_CASE(null_post), WT_CASE(null_wait), WT_CASE(n
          WT_CASE(env_model), WT_CASE(mn_policies), WT_CASE(env_workers), WT_CASE(env_policy),
          WT_CASE(env_capacity), WT_CASE(env_stats), WT_CASE(env_wins), WT_CASE(env_stats_print),
          WT_CASE(default_workers), WT_CASE(error_strings), WT_CASE(names), WT_CASE(task_api),
-         WT_CASE(allocator_api), WT_CASE(allocator_alignment));
+         WT_CASE(allocator_api), WT_CASE(allocator_alignment), WT_CASE(env_empty_is_unset),
+         WT_CASE(cgroup_v1), WT_CASE(cgroup_v2), WT_CASE(cgroup_both), WT_CASE(cgroup_container),
+         WT_CASE(cgroup_unreadable), WT_CASE(workers_not_applicable),
+         WT_CASE(preempt_not_applicable), WT_CASE(stats_header));

@@ -240,8 +240,10 @@ static void trace_file(void)
 	unlink(path);
 }
 
-/* Tracing off: weft_trace_flush says so; a path that cannot be written is
- * reported on stderr at destroy, which still succeeds. */
+/* Tracing off: weft_trace_flush says so. A trace path that cannot be
+ * written fails weft_rt_create (WEFT_EINVAL), saying the path and errno's
+ * text, from the code or from WEFT_TRACE, and leaves nothing allocated; a
+ * good one is created at once. */
 static void trace_off_and_bad_path(void)
 {
 	weft_config cfg;
@@ -250,17 +252,46 @@ static void trace_off_and_bad_path(void)
 	assert_rc(WEFT_ENOTSUP, weft_trace_flush(rt));
 	assert_rc(WEFT_EINVAL, weft_trace_flush(NULL));
 	assert_rc(0, weft_rt_destroy(rt));
+
 	cfg.trace_path = "/nonexistent-dir/trace.json";
-	rt = wt_create(&cfg);
-	weft_task t;
-	assert_rc(0, weft_task_init(&t, traced_task, NULL));
-	assert_rc(0, weft_post(rt, &t));
-	assert_rc(0, weft_wait_all(rt));
-	assert_rc(WEFT_EINVAL, weft_trace_flush(rt));
+	rt = (weft_rt *)&rt;
 	wt_capture_begin();
-	assert_rc(0, weft_rt_destroy(rt));
+	int rc = weft_rt_create(&rt, &cfg);
 	const char *err = wt_capture_end();
-	assert_non_null(strstr(err, "cannot write the trace to /nonexistent-dir/trace.json"));
+	assert_rc(WEFT_EINVAL, rc);
+	assert_null(rt);
+	wt_assert_no_live_allocations();
+	if (!strstr(err, "cannot write the trace to /nonexistent-dir/trace.json: "
+	                 "No such file or directory"))
+		fail_msg("stderr lacks the path and the reason: \"%s\"", err);
+
+	char dir[] = "/tmp/weft-trace-dir-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	cfg.trace_path = NULL;
+	assert_int_equal(setenv("WEFT_TRACE", dir, 1), 0); /* a directory */
+	wt_capture_begin();
+	rc = weft_rt_create(&rt, &cfg);
+	err = wt_capture_end();
+	assert_rc(WEFT_EINVAL, rc);
+	assert_null(rt);
+	wt_assert_no_live_allocations();
+	assert_non_null(strstr(err, dir));
+	assert_non_null(strstr(err, "Is a directory"));
+
+	char path[64];
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	assert_int_equal(setenv("WEFT_TRACE", path, 1), 0);
+	rt = wt_create(&cfg);
+	unsetenv("WEFT_TRACE");
+	assert_int_equal(access(path, W_OK), 0); /* there before any task ran */
+	assert_rc(0, weft_rt_destroy(rt));
+	char *text = slurp(path);
+	cJSON *doc = cJSON_Parse(text);
+	assert_non_null(doc);
+	cJSON_Delete(doc);
+	free(text);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 WT_CASES(WT_CASE(latency_histograms), WT_CASE(stats_off), WT_CASE(trace_file),

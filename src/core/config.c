@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,27 @@ const char *weft_workers_source_name(weft_workers_source source)
 	return (unsigned)source < WEFT_WORKERS_SOURCE_COUNT_ ? workers_source_names[source] : NULL;
 }
 
+/* snprintf without the compiler's truncation warnings: whether all of it
+ * fitted (a path that does not fit is not read; a message is cut). */
+__attribute__((format(printf, 3, 4))) static bool format_to(char *buf, size_t size, const char *fmt,
+                                                            ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
 /* ------------------------------------------------------------ environment */
+
+/* A WEFT_* variable's value; NULL when unset or empty: an empty variable
+ * (`WEFT_WORKERS=`, as a script that clears one leaves it) means unset. */
+static const char *env(const char *var)
+{
+	const char *v = getenv(var);
+	return v && v[0] ? v : NULL;
+}
 
 static int bad_env(const char *var, const char *value, const char *accepted)
 {
@@ -102,7 +123,7 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 
 static int env_name(const char *var, const char *const *names, int count, int *out)
 {
-	const char *v = getenv(var);
+	const char *v = env(var);
 	if (!v)
 		return 0;
 	for (int i = 0; i < count; i++) {
@@ -121,7 +142,7 @@ static int env_name(const char *var, const char *const *names, int count, int *o
 
 static int env_long(const char *var, long lo, long hi, const char *accepted, long *out, bool *set)
 {
-	const char *v = getenv(var);
+	const char *v = env(var);
 	if (!v)
 		return 0;
 	if (!parse_long(v, lo, hi, out))
@@ -145,82 +166,248 @@ static int affinity_cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
-/* The CPU limit of the cgroup (v2 cpu.max, or v1 cfs quota) this process is
- * in, rounded up to whole CPUs; 0 when there is none. Walks up the v2
- * hierarchy, because a parent's limit applies too. */
-static int read_quota(const char *path_fmt, const char *dir, long *quota, long *period)
+/* The CPU limit of the cgroups this process is in, v1 and v2 alike (a
+ * hybrid system lists both in /proc/self/cgroup: a `0::` line for the v2
+ * hierarchy, which may have no cpu controller, and `N:cpu,cpuacct:` for
+ * the v1 one that does). Each hierarchy is found in /proc/self/mountinfo
+ * (cgroup2, or cgroup with the cpu option), the process's cgroup path is
+ * mapped under its mount (less the mount's own root, as in a container),
+ * and every directory from there up to the mount is read, because a
+ * parent's limit applies too: v2 cpu.max ("max 100000" or "50000 100000"),
+ * v1 cpu.cfs_quota_us (-1: none) over cpu.cfs_period_us. The tightest
+ * limit wins. A file that cannot be read or parsed sets no limit. All
+ * paths are under `root` ("" in production; the tests point it at a fake
+ * tree with WEFT_TEST_FSROOT). */
+typedef struct cgroup_limit {
+	int version;        /* 1 or 2; 0: no limit found */
+	long quota, period; /* the limiting cgroup's values, µs */
+	char dir[PATH_MAX]; /* that cgroup, as /proc/self/cgroup names it */
+} cgroup_limit;
+
+static bool read_line(const char *path, char *buf, size_t size)
 {
-	char path[PATH_MAX + 64]; /* dir plus the file name */
-	snprintf(path, sizeof(path), path_fmt, dir);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return -1;
-	char q[32] = "";
-	int n = fscanf(f, "%31s %ld", q, period);
+		return false;
+	bool ok = fgets(buf, (int)size, f) != NULL;
 	fclose(f);
-	if (n != 2)
-		return -1;
-	*quota = strcmp(q, "max") == 0 ? -1 : strtol(q, NULL, 10);
-	return 0;
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
 }
 
-static int cgroup_cpus(void)
+/* Whether the comma-separated list has the exact token. */
+static bool has_token(const char *list, const char *token)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	size_t n = strlen(token);
+	for (const char *p = list;; p++) {
+		if (strncmp(p, token, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		if (!p)
+			return false;
+	}
+}
+
+/* mountinfo escapes a space as \040 (octal): undone in place. */
+static void unescape(char *s)
+{
+	char *out = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+typedef struct cgroup_mount {
+	bool found;
+	char point[PATH_MAX]; /* where it is mounted */
+	char root[PATH_MAX];  /* the hierarchy's directory mounted there */
+} cgroup_mount;
+
+/* Finds the v1 cpu and the v2 mounts; false when mountinfo is unreadable. */
+static bool find_mounts(const char *root, cgroup_mount *v1, cgroup_mount *v2)
+{
+	char path[PATH_MAX];
+	if (!format_to(path, sizeof(path), "%s/proc/self/mountinfo", root))
+		return false;
+	FILE *f = fopen(path, "re");
 	if (!f)
-		return 0;
-	char line[PATH_MAX], dir[PATH_MAX] = "";
-	bool v2 = false;
+		return false;
+	char line[3 * PATH_MAX];
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (strncmp(line, "0::", 3) == 0) {
-			snprintf(dir, sizeof(dir), "%s", line + 3);
-			v2 = true;
-			break;
+		/* id parent major:minor root point options [optional...] - type source super */
+		char *field[6] = {0}, *save = NULL, *tok = strtok_r(line, " ", &save);
+		int n = 0;
+		while (tok && n < 6) {
+			field[n++] = tok;
+			tok = strtok_r(NULL, " ", &save);
 		}
-		char *ctrl = strchr(line, ':');
-		char *path = ctrl ? strchr(ctrl + 1, ':') : NULL;
-		if (path && strstr(ctrl, "cpu"))
-			snprintf(dir, sizeof(dir), "%s", path + 1);
+		while (tok && strcmp(tok, "-") != 0)
+			tok = strtok_r(NULL, " ", &save);
+		char *type = tok ? strtok_r(NULL, " ", &save) : NULL;
+		char *source = type ? strtok_r(NULL, " ", &save) : NULL;
+		char *super = source ? strtok_r(NULL, " ", &save) : NULL;
+		if (n < 5 || !super)
+			continue;
+		cgroup_mount *m = NULL;
+		if (strcmp(type, "cgroup2") == 0)
+			m = v2;
+		else if (strcmp(type, "cgroup") == 0 && has_token(super, "cpu"))
+			m = v1;
+		if (!m || m->found)
+			continue;
+		unescape(field[3]);
+		unescape(field[4]);
+		m->found = true;
+		format_to(m->root, sizeof(m->root), "%s", field[3]);
+		format_to(m->point, sizeof(m->point), "%s", field[4]);
 	}
 	fclose(f);
+	return true;
+}
 
-	double best = 0;
-	long quota, period;
-	if (v2) {
-		for (;;) {
-			if (read_quota("/sys/fs/cgroup%s/cpu.max", dir, &quota, &period) == 0 &&
-			    quota > 0 && period > 0) {
-				double cpus = (double)quota / (double)period;
-				if (best == 0 || cpus < best)
-					best = cpus;
-			}
-			char *slash = strrchr(dir, '/');
-			if (!slash || dir[0] == '\0')
-				break;
-			*slash = '\0';
-		}
-	} else if (dir[0]) {
-		char qpath[PATH_MAX + 64];
-		snprintf(qpath, sizeof(qpath), "/sys/fs/cgroup/cpu%s/cpu.cfs_quota_us", dir);
-		FILE *q = fopen(qpath, "re"), *p = NULL;
-		if (q) {
-			snprintf(qpath, sizeof(qpath), "/sys/fs/cgroup/cpu%s/cpu.cfs_period_us",
-			         dir);
-			p = fopen(qpath, "re");
-		}
-		if (q && p && fscanf(q, "%ld", &quota) == 1 && fscanf(p, "%ld", &period) == 1 &&
-		    quota > 0 && period > 0)
-			best = (double)quota / (double)period;
-		if (q)
-			fclose(q);
-		if (p)
-			fclose(p);
+/* Reads one cgroup directory's limit; false when it sets none. */
+static bool read_limit(const char *dir, int version, long *quota, long *period)
+{
+	char path[PATH_MAX + 32], text[128];
+	if (version == 2) {
+		char q[32];
+		if (!format_to(path, sizeof(path), "%s/cpu.max", dir) ||
+		    !read_line(path, text, sizeof(text)) ||
+		    sscanf(text, "%31s %ld", q, period) != 2 || strcmp(q, "max") == 0)
+			return false;
+		return parse_long(q, 1, LONG_MAX, quota) && *period > 0;
 	}
-	if (best <= 0)
+	if (!format_to(path, sizeof(path), "%s/cpu.cfs_quota_us", dir) ||
+	    !read_line(path, text, sizeof(text)) || !parse_long(text, -1, LONG_MAX, quota) ||
+	    *quota <= 0)
+		return false;
+	return format_to(path, sizeof(path), "%s/cpu.cfs_period_us", dir) &&
+	       read_line(path, text, sizeof(text)) && parse_long(text, 1, LONG_MAX, period);
+}
+
+/* Walks the process's cgroup `cg` of one hierarchy mounted at m, from it
+ * up to the mount, keeping the tightest limit in *best. */
+static void walk_cgroup(const char *root, int version, const cgroup_mount *m, const char *cg,
+                        cgroup_limit *best)
+{
+	/* The part of cg below the mount's root (all of it when that is /). */
+	size_t rl = strcmp(m->root, "/") == 0 ? 0 : strlen(m->root);
+	if (rl && (strncmp(cg, m->root, rl) != 0 || (cg[rl] != '/' && cg[rl] != '\0')))
+		return; /* not under this mount: nothing here to read */
+	char rel[PATH_MAX];
+	format_to(rel, sizeof(rel), "%s", cg + rl);
+	for (;;) {
+		char dir[3 * PATH_MAX];
+		long quota, period;
+		if (format_to(dir, sizeof(dir), "%s%s%s", root, m->point,
+		              strcmp(rel, "/") == 0 ? "" : rel) &&
+		    read_limit(dir, version, &quota, &period) &&
+		    (best->version == 0 ||
+		     (double)quota / (double)period < (double)best->quota / (double)best->period)) {
+			best->version = version;
+			best->quota = quota;
+			best->period = period;
+			bool top = rel[0] == '\0' || strcmp(rel, "/") == 0;
+			format_to(best->dir, sizeof(best->dir), "%.*s%s", (int)rl, cg,
+			          top ? (rl ? "" : "/") : rel);
+		}
+		char *slash = strrchr(rel, '/');
+		if (!slash || rel[0] == '\0' || strcmp(rel, "/") == 0)
+			break;
+		slash[slash == rel ? 1 : 0] = '\0';
+	}
+}
+
+static void cgroup_cpu_limit(const char *root, cgroup_limit *best)
+{
+	memset(best, 0, sizeof(*best));
+	char path[PATH_MAX];
+	if (!format_to(path, sizeof(path), "%s/proc/self/cgroup", root))
+		return;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	char line[PATH_MAX + 256], v1_path[PATH_MAX] = "", v2_path[PATH_MAX] = "";
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		/* hierarchy-id:controllers:path */
+		char *ctrl = strchr(line, ':');
+		char *cg = ctrl ? strchr(ctrl + 1, ':') : NULL;
+		if (!cg || cg[1] != '/')
+			continue;
+		*ctrl++ = '\0';
+		*cg++ = '\0';
+		if (strcmp(line, "0") == 0 && ctrl[0] == '\0')
+			format_to(v2_path, sizeof(v2_path), "%s", cg);
+		else if (has_token(ctrl, "cpu"))
+			format_to(v1_path, sizeof(v1_path), "%s", cg);
+	}
+	fclose(f);
+	if (!v1_path[0] && !v2_path[0])
+		return;
+
+	cgroup_mount v1 = {0}, v2 = {0};
+	if (!find_mounts(root, &v1, &v2)) { /* the usual places */
+		v1 = (cgroup_mount){.found = true, .point = "/sys/fs/cgroup/cpu", .root = "/"};
+		v2 = (cgroup_mount){.found = true, .point = "/sys/fs/cgroup", .root = "/"};
+	}
+	if (v1_path[0] && v1.found)
+		walk_cgroup(root, 1, &v1, v1_path, best);
+	if (v2_path[0] && v2.found)
+		walk_cgroup(root, 2, &v2, v2_path, best);
+}
+
+/* The limit in whole CPUs, rounded up (half a CPU still needs a worker). */
+static int limit_cpus(const cgroup_limit *l)
+{
+	if (l->version == 0)
 		return 0;
-	int cpus = (int)best;
-	return (double)cpus < best ? cpus + 1 : cpus;
+	long cpus = l->quota / l->period + (l->quota % l->period != 0);
+	return cpus > WEFT__MAX_WORKERS ? WEFT__MAX_WORKERS : (int)cpus;
+}
+
+/* "0.5", "2", "1.25": the limit in CPUs, without trailing zeros. */
+static void format_cpus(char *buf, size_t size, const cgroup_limit *l)
+{
+	format_to(buf, size, "%.2f", (double)l->quota / (double)l->period);
+	char *dot = strchr(buf, '.');
+	if (!dot)
+		return;
+	char *end = buf + strlen(buf);
+	while (end > dot + 1 && end[-1] == '0')
+		*--end = '\0';
+	if (end == dot + 1)
+		*dot = '\0';
+}
+
+/* Says which cgroup limit there is, e.g. "cgroup v1 cpu quota 0.5 CPU
+ * (cpu.cfs_quota_us 50000 / cpu.cfs_period_us 100000 in /a)". */
+static void describe_limit(char *buf, size_t size, const cgroup_limit *l)
+{
+	if (l->version == 0) {
+		format_to(buf, size, "no cgroup CPU limit");
+		return;
+	}
+	char cpus[32];
+	format_cpus(cpus, sizeof(cpus), l);
+	if (l->version == 1)
+		format_to(
+		        buf, size,
+		        "cgroup v1 cpu quota %s CPU (cpu.cfs_quota_us %ld / cpu.cfs_period_us %ld "
+		        "in %s)",
+		        cpus, l->quota, l->period, l->dir);
+	else
+		format_to(buf, size, "cgroup v2 cpu.max %s CPU (%ld %ld in %s)", cpus, l->quota,
+		          l->period, l->dir);
 }
 
 /* ------------------------------------------------------------ resolve */
@@ -273,8 +460,8 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	                   "microseconds from 100 to 4294967295", &boost, NULL)))
 		return rc;
 	rt->seed_given = seed != 0;
-	rt->model_from_env = getenv("WEFT_MODEL") != NULL;
-	rt->policy_from_env = getenv("WEFT_POLICY") != NULL;
+	rt->model_from_env = env("WEFT_MODEL") != NULL;
+	rt->policy_from_env = env("WEFT_POLICY") != NULL;
 	if (seed == 0) { /* pick one; the stats show it so a run can be replayed */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -293,12 +480,19 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	cfg.quantum_us = (uint32_t)quantum;
 	cfg.mlfq_levels = (uint32_t)levels;
 	cfg.mlfq_boost_us = (uint32_t)boost;
-	const char *trace = getenv("WEFT_TRACE");
+	const char *trace = env("WEFT_TRACE");
 	if (trace)
-		cfg.trace_path = trace[0] ? trace : NULL;
+		cfg.trace_path = trace;
 
+	const char *fsroot = env("WEFT_TEST_FSROOT");
+	cgroup_limit limit;
+	cgroup_cpu_limit(fsroot ? fsroot : "", &limit);
 	rt->cpus_affinity = affinity_cpus();
-	rt->cpus_cgroup = cgroup_cpus();
+	rt->cpus_cgroup = limit_cpus(&limit);
+	char cgroup[sizeof(rt->workers_detail)];
+	describe_limit(cgroup, sizeof(cgroup), &limit);
+	char *why = rt->workers_detail;
+	size_t why_size = sizeof(rt->workers_detail);
 	if (workers_env) {
 		cfg.workers = (int)workers;
 		rt->workers_source = WEFT_WORKERS_FROM_ENV;
@@ -307,10 +501,53 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	} else if (rt->cpus_cgroup > 0 && rt->cpus_cgroup < rt->cpus_affinity) {
 		cfg.workers = rt->cpus_cgroup;
 		rt->workers_source = WEFT_WORKERS_FROM_CGROUP;
+		format_to(why, why_size, "%s, rounded up; affinity %d CPUs", cgroup,
+		          rt->cpus_affinity);
 	} else {
 		cfg.workers = rt->cpus_affinity;
 		rt->workers_source = WEFT_WORKERS_FROM_AFFINITY;
+		format_to(why, why_size, "%d CPUs; %s%s", rt->cpus_affinity, cgroup,
+		          limit.version ? ", not lower" : "");
 	}
+	if (rt->workers_source == WEFT_WORKERS_FROM_ENV ||
+	    rt->workers_source == WEFT_WORKERS_FROM_CONFIG)
+		format_to(why, why_size, "affinity %d CPUs, %s", rt->cpus_affinity, cgroup);
 	rt->cfg = cfg;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the model */
+
+int weft__config_model(weft_rt *rt)
+{
+	const weft_config asked = rt->cfg;
+	if (rt->model->configure) {
+		int rc = rt->model->configure(rt);
+		if (rc)
+			return rc;
+	}
+	/* What the model changed, said once, here: the statistics header then
+	 * shows what is in force. */
+	const char *model = weft_model_name(rt->cfg.model);
+	if (rt->cfg.workers != asked.workers) {
+		if (rt->workers_source == WEFT_WORKERS_FROM_ENV)
+			fprintf(stderr,
+			        "weft: WEFT_WORKERS=%d does not apply to the %s model, which runs "
+			        "%d "
+			        "worker(s)\n",
+			        asked.workers, model, rt->cfg.workers);
+		size_t used = strlen(rt->workers_detail);
+		format_to(rt->workers_detail + used, sizeof(rt->workers_detail) - used,
+		          "; the %s model runs %d, not the %d asked", model, rt->cfg.workers,
+		          asked.workers);
+	}
+	if (asked.preempt != WEFT_PREEMPT_OFF && rt->cfg.preempt == WEFT_PREEMPT_OFF)
+		fprintf(stderr,
+		        "weft: preemption (WEFT_PREEMPT=%s) does not apply to the %s model: its "
+		        "tasks run without it\n",
+		        weft_preempt_name(asked.preempt), model);
+	if (asked.policy != rt->cfg.policy && rt->policy_from_env)
+		fprintf(stderr, "weft: WEFT_POLICY=%s does not apply to the %s model: using %s\n",
+		        weft_policy_name(asked.policy), model, weft_policy_name(rt->cfg.policy));
 	return 0;
 }

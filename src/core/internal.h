@@ -183,6 +183,10 @@ struct weft_rt {
 	 * another model (see the models' configure). */
 	bool model_from_env, policy_from_env;
 	int cpus_affinity, cpus_cgroup;
+	/* Why cfg.workers is what it is, after workers_source, for the
+	 * statistics header: the CPUs and the cgroup limit seen, and what the
+	 * model changed (config.c). */
+	char workers_detail[256];
 	const weft__model_ops *model;
 	void *model_state;
 
@@ -276,6 +280,10 @@ WEFT__WARN_UNUSED int weft__thread_create(pthread_t *thread, void *(*fn)(void *)
 /* Environment and machine defaults applied to cfg (see config.c). Prints
  * the reason to stderr and returns WEFT_EINVAL for a bad value. */
 WEFT__WARN_UNUSED int weft__config_resolve(weft_rt *rt, const weft_config *in);
+/* Runs rt->model's configure on the resolved rt->cfg and says once on
+ * stderr what the model did not honour (WEFT_WORKERS, preemption, the
+ * policy); the configure's error, or 0. */
+WEFT__WARN_UNUSED int weft__config_model(weft_rt *rt);
 
 /* Number of live runtimes: weft_set_allocator refuses to switch while > 0. */
 extern _Atomic int weft__live_runtimes;

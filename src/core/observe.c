@@ -13,11 +13,8 @@ int weft__observe_create(weft_rt *rt)
 		if (!rt->latency)
 			return WEFT_ENOMEM;
 	}
-	if (rt->cfg.trace_path && rt->cfg.trace_path[0]) {
-		rt->trace = weft__trace_create(rt->cfg.workers + 1);
-		if (!rt->trace)
-			return WEFT_ENOMEM;
-	}
+	if (rt->cfg.trace_path && rt->cfg.trace_path[0])
+		return weft__trace_create(&rt->trace, rt->cfg.workers + 1, rt->cfg.trace_path);
 	return 0;
 }
 
@@ -27,7 +24,7 @@ int weft__observe_create(weft_rt *rt)
 static int write_trace(weft_rt *rt)
 {
 	weft__tls.nopreempt++;
-	int rc = weft__trace_write(rt->trace, rt->cfg.trace_path, weft_model_name(rt->cfg.model),
+	int rc = weft__trace_write(rt->trace, weft_model_name(rt->cfg.model),
 	                           weft_policy_name(rt->cfg.policy), rt->cfg.workers);
 	weft__tls.nopreempt--;
 	return rc;

@@ -12,8 +12,9 @@
 #include "obs/trace.h"
 
 /* Allocates rt->latency when rt->cfg.stats is set and rt->trace when
- * rt->cfg.trace_path is; 0 or WEFT_ENOMEM (weft__observe_destroy then
- * frees what was made). */
+ * rt->cfg.trace_path is (opening the file); 0, WEFT_ENOMEM, or WEFT_EINVAL
+ * when the trace file cannot be opened (said on stderr with the path and
+ * errno's text). weft__observe_destroy then frees what was made. */
 int weft__observe_create(weft_rt *rt);
 /* Writes the trace file (when rt is alive and tracing) and frees both. */
 void weft__observe_destroy(weft_rt *rt);

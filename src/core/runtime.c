@@ -70,8 +70,7 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 	int rc = weft__config_resolve(rt, cfg);
 	if (rc == 0) {
 		rt->model = models[rt->cfg.model];
-		if (rt->model->configure)
-			rc = rt->model->configure(rt);
+		rc = weft__config_model(rt); /* its configure, and what it changed */
 	}
 	if (rc == 0)
 		rc = weft__observe_create(rt);

@@ -64,22 +64,23 @@ int weft_stats_print(weft_rt *rt, FILE *out)
 		return rc;
 	if (!out)
 		return WEFT_EINVAL;
-	char cgroup[32] = "none";
-	if (s.cpus_cgroup > 0)
-		snprintf(cgroup, sizeof(cgroup), "%d", s.cpus_cgroup);
 	char capacity[32] = "unbounded";
 	if (s.queue_capacity > 0)
 		snprintf(capacity, sizeof(capacity), "%ld", s.queue_capacity);
+	/* What is in force (after the model's configure), each with its
+	 * reason where there is a choice: the worker count's source and what
+	 * it saw (CPUs, the cgroup limit and which one), then the settings. */
 	fprintf(out,
-	        "weft: model %s, policy %s, %d worker(s) from %s (affinity %d CPUs, cgroup limit "
-	        "%s), queue capacity %s\n"
+	        "weft: model %s, %d worker(s) from %s (%s), policy %s, preemption %s, quantum %lu "
+	        "us, queue capacity %s\n"
 	        "weft: posted %llu, run %llu, rejected (full) %llu, cancelled %llu\n"
 	        "weft: worker sleeps %llu, wake-ups by posts %llu\n",
-	        weft_model_name(s.model), weft_policy_name(s.policy), s.workers,
-	        weft_workers_source_name(s.workers_source), s.cpus_affinity, cgroup, capacity,
-	        (unsigned long long)s.posted, (unsigned long long)s.run,
-	        (unsigned long long)s.rejected, (unsigned long long)s.cancelled,
-	        (unsigned long long)s.sleeps, (unsigned long long)s.wakeups);
+	        weft_model_name(s.model), s.workers, weft_workers_source_name(s.workers_source),
+	        rt->workers_detail, weft_policy_name(s.policy), weft_preempt_name(rt->cfg.preempt),
+	        (unsigned long)rt->cfg.quantum_us, capacity, (unsigned long long)s.posted,
+	        (unsigned long long)s.run, (unsigned long long)s.rejected,
+	        (unsigned long long)s.cancelled, (unsigned long long)s.sleeps,
+	        (unsigned long long)s.wakeups);
 	if (rt->model->print_stats)
 		rt->model->print_stats(&s, out);
 	for (int i = 0; i < rt->cfg.workers; i++) {

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <weft/weft.h>
 
@@ -42,23 +43,39 @@ struct weft__trace {
 	int slots; /* workers + 1: the last is for other threads */
 	int64_t origin;
 	bool failed; /* an allocation failed: the file says events were lost */
+	FILE *file;  /* opened at create; each write replaces its content */
+	char *path;  /* for messages: a copy, after the slots */
 	slot slot[];
 };
 
-static size_t trace_size(int slots)
+static size_t trace_size(int slots, const char *path)
 {
-	return sizeof(struct weft__trace) + (size_t)slots * sizeof(slot);
+	return sizeof(struct weft__trace) + (size_t)slots * sizeof(slot) + strlen(path) + 1;
 }
 
-struct weft__trace *weft__trace_create(int slots)
+int weft__trace_create(struct weft__trace **out, int slots, const char *path)
 {
-	struct weft__trace *tr = weft__alloc(trace_size(slots));
-	if (!tr)
-		return NULL;
-	memset(tr, 0, trace_size(slots));
+	*out = NULL;
+	/* Opened now, so that a path that cannot be written fails the
+	 * runtime's creation rather than its end. */
+	FILE *f = fopen(path, "we");
+	if (!f) {
+		fprintf(stderr, "weft: cannot write the trace to %s: %s\n", path, strerror(errno));
+		return WEFT_EINVAL;
+	}
+	struct weft__trace *tr = weft__alloc(trace_size(slots, path));
+	if (!tr) {
+		fclose(f);
+		return WEFT_ENOMEM;
+	}
+	memset(tr, 0, trace_size(slots, path));
 	tr->slots = slots;
 	tr->origin = weft__latency_now();
-	return tr;
+	tr->file = f;
+	tr->path = (char *)&tr->slot[slots];
+	memcpy(tr->path, path, strlen(path) + 1);
+	*out = tr;
+	return 0;
 }
 
 void weft__trace_add(struct weft__trace *tr, int worker, weft__trace_kind kind, const void *task,
@@ -144,14 +161,16 @@ static void write_event(FILE *f, const struct weft__trace *tr, const event *e, i
 	}
 }
 
-static int write_file(const struct weft__trace *tr, const char *path, const char *model,
-                      const char *policy, int workers)
+static int write_file(const struct weft__trace *tr, const char *model, const char *policy,
+                      int workers)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "weft: cannot write the trace to %s: %s\n", path, strerror(errno));
+	FILE *f = tr->file;
+	if (fflush(f) != 0 || ftruncate(fileno(f), 0) != 0 || fseek(f, 0, SEEK_SET) != 0) {
+		fprintf(stderr, "weft: cannot write the trace to %s: %s\n", tr->path,
+		        strerror(errno));
 		return WEFT_EINVAL;
 	}
+	clearerr(f);
 	fprintf(f,
 	        "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model\":\"%s\",\"policy\":\"%s\","
 	        "\"workers\":%d,\"events_lost\":%s},\n\"traceEvents\":[",
@@ -171,20 +190,19 @@ static int write_file(const struct weft__trace *tr, const char *path, const char
 				write_event(f, tr, &c->ev[k], tid, &comma);
 	}
 	fprintf(f, "\n]}\n");
-	int rc = ferror(f) ? WEFT_EINVAL : 0;
-	if (fclose(f) != 0)
-		rc = WEFT_EINVAL;
-	if (rc)
-		fprintf(stderr, "weft: writing the trace to %s failed\n", path);
-	return rc;
+	if (fflush(f) != 0 || ferror(f)) {
+		fprintf(stderr, "weft: writing the trace to %s failed: %s\n", tr->path,
+		        strerror(errno));
+		return WEFT_EINVAL;
+	}
+	return 0;
 }
 
-int weft__trace_write(struct weft__trace *tr, const char *path, const char *model,
-                      const char *policy, int workers)
+int weft__trace_write(struct weft__trace *tr, const char *model, const char *policy, int workers)
 {
 	for (int i = 0; i < tr->slots; i++)
 		weft__lock_acquire_raw(&tr->slot[i].lock);
-	int rc = write_file(tr, path, model, policy, workers);
+	int rc = write_file(tr, model, policy, workers);
 	for (int i = tr->slots - 1; i >= 0; i--)
 		weft__lock_release_raw(&tr->slot[i].lock);
 	return rc;
@@ -202,5 +220,8 @@ void weft__trace_destroy(struct weft__trace *tr)
 			c = next;
 		}
 	}
-	weft__free(tr, trace_size(tr->slots));
+	if (fclose(tr->file) != 0)
+		fprintf(stderr, "weft: writing the trace to %s failed: %s\n", tr->path,
+		        strerror(errno));
+	weft__free(tr, trace_size(tr->slots, tr->path));
 }

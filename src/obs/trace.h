@@ -27,10 +27,13 @@ typedef enum weft__trace_kind {
 
 struct weft__trace;
 
-/* Allocates the buffers for slots - 1 workers and the slot of other
- * threads; NULL when out of memory. Times count from now. */
-struct weft__trace *weft__trace_create(int slots);
-/* Frees everything (writes nothing). */
+/* Opens path for writing (created or truncated now, so that a path that
+ * cannot be written is known at once) and allocates the buffers for
+ * slots - 1 workers and the slot of other threads; times count from now.
+ * 0; WEFT_EINVAL when path cannot be opened, after saying so with errno's
+ * text on stderr; WEFT_ENOMEM. */
+int weft__trace_create(struct weft__trace **out, int slots, const char *path);
+/* Closes the file and frees everything (writes nothing more). */
 void weft__trace_destroy(struct weft__trace *tr);
 
 /* Records an event on worker's track, or on the other threads' one when
@@ -41,10 +44,10 @@ void weft__trace_destroy(struct weft__trace *tr);
 void weft__trace_add(struct weft__trace *tr, int worker, weft__trace_kind kind, const void *task,
                      int64_t posted, bool first);
 
-/* Writes everything recorded so far to path, with the header's model,
- * policy and worker count, holding every slot's lock (same preemption rule
- * as weft__trace_add). 0, or WEFT_EINVAL after saying why on stderr. */
-int weft__trace_write(struct weft__trace *tr, const char *path, const char *model,
-                      const char *policy, int workers);
+/* Replaces the file's content with everything recorded so far, with the
+ * header's model, policy and worker count, holding every slot's lock (same
+ * preemption rule as weft__trace_add). 0, or WEFT_EINVAL after saying why
+ * (the path and errno's text) on stderr. */
+int weft__trace_write(struct weft__trace *tr, const char *model, const char *policy, int workers);
 
 #endif
