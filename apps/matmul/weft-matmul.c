@@ -57,7 +57,8 @@ static void usage(FILE *out)
 	        "  --samples K    entries checked against a naive product (default 1000)\n"
 	        "  --check-all    check every entry (the default for n <= 256)\n"
 	        "  --portable     use the portable kernel even where AVX2/FMA exists\n"
-	        "  --help         show this help\n"
+	        "  -h, --help     show this help\n"
+	        "  --version      print the version and exit\n"
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY choose how the tasks run.\n"
 	        "Exit status: 0 verified, 1 verification failed, 2 usage or start-up error.\n",
 	        prog, TILE_M, TILE_N);
@@ -136,7 +137,7 @@ static int run_jobs(weft_rt *rt, weft_task *tasks, job_t *jobs, size_t n, weft_f
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i++) {
 		weft_task_init(&tasks[i], fn, &jobs[i]);
-		err = weft_post_in(rt, &g, &tasks[i]);
+		err = cli_post(rt, &g, &tasks[i], fn, &jobs[i]);
 	}
 	weft_group_wait(&g);
 	if (err)
@@ -161,42 +162,59 @@ int main(int argc, char **argv)
 {
 	unsigned long long n_arg = 1000, seed = 1, samples = 1000;
 	bool check_all = false, portable = false, samples_set = false;
-	const char *n_str = NULL, *v;
+	const char *n_str = NULL;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+	enum { OPT_VERSION = 256, OPT_SEED, OPT_SAMPLES, OPT_CHECK_ALL, OPT_PORTABLE };
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"seed", required_argument, NULL, OPT_SEED},
+	        {"samples", required_argument, NULL, OPT_SAMPLES},
+	        {"check-all", no_argument, NULL, OPT_CHECK_ALL},
+	        {"portable", no_argument, NULL, OPT_PORTABLE},
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		const char *v = optarg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (strcmp(a, "--seed") == 0) {
-			if (!(v = cli_need_value(prog, argc, argv, &i)))
-				return 2;
+		case OPT_VERSION:
+			return cli_print_version(prog);
+		case OPT_SEED:
 			if (!cli_parse_u64(v, 0, UINT64_MAX, &seed)) {
 				fprintf(stderr, "%s: invalid seed '%s'\n", prog, v);
 				return 2;
 			}
-		} else if (strcmp(a, "--samples") == 0) {
-			if (!(v = cli_need_value(prog, argc, argv, &i)))
-				return 2;
+			break;
+		case OPT_SAMPLES:
 			if (!cli_parse_u64(v, 0, 100000000, &samples)) {
 				fprintf(stderr, "%s: invalid number of samples '%s'\n", prog, v);
 				return 2;
 			}
 			samples_set = true;
-		} else if (strcmp(a, "--check-all") == 0) {
+			break;
+		case OPT_CHECK_ALL:
 			check_all = true;
-		} else if (strcmp(a, "--portable") == 0) {
+			break;
+		case OPT_PORTABLE:
 			portable = true;
-		} else if (a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
+			break;
+		default:
+			cli_option_error(prog, c, argv, longopts);
 			usage(stderr);
 			return 2;
-		} else if (!n_str) {
-			n_str = a;
-		} else {
-			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, a);
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (n_str) {
+			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]);
 			return 2;
 		}
+		n_str = argv[i];
 	}
 	if (n_str && !cli_parse_u64(n_str, 1, MAX_N, &n_arg)) {
 		fprintf(stderr, "%s: invalid size '%s' (want 1..%d)\n", prog, n_str, MAX_N);

@@ -62,7 +62,10 @@ static void usage(FILE *out)
 	        "                 (the default)\n"
 	        "  --no-compare   do not\n"
 	        "  --print        print the array before and after, the seed's way\n"
-	        "  --help         show this help\n"
+	        "  -h, --help     show this help\n"
+	        "  --version      print the version and exit\n"
+	        "OUT is opened (created or emptied) before the work starts: an unwritable\n"
+	        "path fails at once. Options take their value as --opt VALUE or --opt=VALUE.\n"
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY choose how the tasks run.\n"
 	        "Exit status: 0 sorted, 1 verification failed, 2 usage or input error.\n",
 	        prog, MAX_PARTS);
@@ -94,7 +97,7 @@ static void run(runner_t *r, weft_fn fn, void *arg)
 	}
 	weft_task *t = &r->tasks[r->used++];
 	weft_task_init(t, fn, arg);
-	int err = weft_post_in(r->rt, &r->g, t);
+	int err = cli_post(r->rt, &r->g, t, fn, arg);
 	if (err)
 		r->err = err;
 }
@@ -388,18 +391,15 @@ out:
 	return 0;
 }
 
-static int write_file(const char *name, const int32_t *a, size_t n)
+/* Writes the ints to f (opened by cli_open_output before the work) and
+ * closes it (or flushes stdout). */
+static int write_file(FILE *f, const char *name, const int32_t *a, size_t n)
 {
-	FILE *f = strcmp(name, "-") == 0 ? stdout : fopen(name, "w");
-	if (!f) {
-		fprintf(stderr, "%s: %s: %s\n", prog, name, strerror(errno));
-		return -1;
-	}
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%" PRId32 "\n", a[i]);
 	int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
 	if (bad) {
-		fprintf(stderr, "%s: %s: write error\n", prog, name);
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, name, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -423,51 +423,81 @@ static int cmp_int(const void *x, const void *y)
 int main(int argc, char **argv)
 {
 	unsigned long long n_arg = 1000000, parts = 0, seed = 1;
-	const char *file = NULL, *output = NULL, *n_str = NULL, *v;
+	const char *file = NULL, *output = NULL, *n_str = NULL;
 	bool compare = true, print = false;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+	enum {
+		OPT_VERSION = 256,
+		OPT_PARTS,
+		OPT_SEED,
+		OPT_FILE,
+		OPT_OUTPUT,
+		OPT_COMPARE,
+		OPT_NO_COMPARE,
+		OPT_PRINT
+	};
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"parts", required_argument, NULL, OPT_PARTS},
+	        {"seed", required_argument, NULL, OPT_SEED},
+	        {"file", required_argument, NULL, OPT_FILE},
+	        {"output", required_argument, NULL, OPT_OUTPUT},
+	        {"compare", no_argument, NULL, OPT_COMPARE},
+	        {"no-compare", no_argument, NULL, OPT_NO_COMPARE},
+	        {"print", no_argument, NULL, OPT_PRINT},
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		const char *v = optarg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (strcmp(a, "--parts") == 0) {
-			if (!(v = cli_need_value(prog, argc, argv, &i)))
-				return 2;
+		case OPT_VERSION:
+			return cli_print_version(prog);
+		case OPT_PARTS:
 			if (!cli_parse_u64(v, 1, MAX_PARTS, &parts)) {
 				fprintf(stderr, "%s: invalid number of parts '%s' (want 1..%d)\n",
 				        prog, v, MAX_PARTS);
 				return 2;
 			}
-		} else if (strcmp(a, "--seed") == 0) {
-			if (!(v = cli_need_value(prog, argc, argv, &i)))
-				return 2;
+			break;
+		case OPT_SEED:
 			if (!cli_parse_u64(v, 1, UINT64_MAX, &seed)) {
 				fprintf(stderr, "%s: invalid seed '%s'\n", prog, v);
 				return 2;
 			}
-		} else if (strcmp(a, "--file") == 0) {
-			if (!(file = cli_need_value(prog, argc, argv, &i)))
-				return 2;
-		} else if (strcmp(a, "--output") == 0) {
-			if (!(output = cli_need_value(prog, argc, argv, &i)))
-				return 2;
-		} else if (strcmp(a, "--compare") == 0) {
+			break;
+		case OPT_FILE:
+			file = v;
+			break;
+		case OPT_OUTPUT:
+			output = v;
+			break;
+		case OPT_COMPARE:
 			compare = true;
-		} else if (strcmp(a, "--no-compare") == 0) {
+			break;
+		case OPT_NO_COMPARE:
 			compare = false;
-		} else if (strcmp(a, "--print") == 0) {
+			break;
+		case OPT_PRINT:
 			print = true;
-		} else if (a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
+			break;
+		default:
+			cli_option_error(prog, c, argv, longopts);
 			usage(stderr);
 			return 2;
-		} else if (!n_str) {
-			n_str = a;
-		} else {
-			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, a);
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (n_str) {
+			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]);
 			return 2;
 		}
+		n_str = argv[i];
 	}
 	if (n_str && file) {
 		fprintf(stderr, "%s: give N or --file, not both\n", prog);
@@ -481,14 +511,22 @@ int main(int argc, char **argv)
 
 	int32_t *a = NULL, *tmp = NULL, *orig = NULL;
 	size_t n = (size_t)n_arg;
-	if (file && read_file(file, &a, &n) != 0)
+	FILE *out_fp = NULL;
+	if (output && !(out_fp = cli_open_output(prog, "--output", output)))
 		return 2;
+	if (file && read_file(file, &a, &n) != 0) {
+		if (out_fp && out_fp != stdout)
+			fclose(out_fp);
+		return 2;
+	}
 	weft_rt *rt;
 	int err = weft_rt_create(&rt, NULL);
 	if (err) {
 		fprintf(stderr, "%s: cannot start the weft runtime: %s\n", prog,
 		        weft_strerror(err));
 		free(a);
+		if (out_fp && out_fp != stdout)
+			fclose(out_fp);
 		return 2;
 	}
 	weft_config cfg;
@@ -587,8 +625,12 @@ int main(int argc, char **argv)
 	printf("verify: ok (sorted, checksum %016" PRIx64 ")\n", after);
 	if (print)
 		print_array(sorted, n);
-	if (output && write_file(output, sorted, n) != 0)
-		goto out;
+	if (out_fp) {
+		int bad = write_file(out_fp, output, sorted, n);
+		out_fp = NULL;
+		if (bad)
+			goto out;
+	}
 
 	if (compare) {
 		/* The same tasks, inline on this thread. */
@@ -613,6 +655,8 @@ int main(int argc, char **argv)
 	}
 	status = 0;
 out:
+	if (out_fp && out_fp != stdout)
+		fclose(out_fp);
 	weft_rt_destroy(rt);
 	free(r.tasks);
 	free(s.jobs);
