@@ -5,6 +5,7 @@
 #include "probe.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -363,14 +364,14 @@ static double loadavg(void)
 
 static double load_start;
 
+/* The report, opened before the experiments (an unwritable path fails at
+ * once, not after a minute of measuring); written and closed at the end. */
+static FILE *report_file;
+
 static int write_report(const probe *p, double total_s)
 {
-	FILE *f = fopen(p->report, "w");
-	if (!f) {
-		fprintf(stderr, PROBE_NAME ": cannot write the report '%s': %s\n", p->report,
-		        strerror(errno));
-		return -1;
-	}
+	FILE *f = report_file;
+	report_file = NULL;
 	struct utsname u;
 	char cpu[160];
 	char date[64] = "?";
@@ -421,8 +422,9 @@ static int write_report(const probe *p, double total_s)
 			fwrite(s->md, 1, s->md_len, f);
 		fprintf(f, "(%.1f s)\n", s->seconds);
 	}
-	if (fclose(f) != 0) {
-		fprintf(stderr, PROBE_NAME ": cannot write the report '%s'\n", p->report);
+	if (ferror(f) | fclose(f)) {
+		fprintf(stderr, PROBE_NAME ": cannot write the report '%s': %s\n", p->report,
+		        strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -439,7 +441,7 @@ static void usage(FILE *f)
 	        "thread creation, yield, memory per thread) and prints the median, min and\n"
 	        "max over repetitions next to the seed's figure.\n"
 	        "\n"
-	        "  all              every experiment; writes a Markdown report\n"
+	        "  all              every experiment\n"
 	        "  list             the experiments, one per line\n"
 	        "  <experiment>     one or more of the names `list` prints\n"
 	        "\n"
@@ -448,10 +450,13 @@ static void usage(FILE *f)
 	        "  --quick          small sizes (seconds in all), for tests\n"
 	        "  --csv            CSV rows on stdout: "
 	        "experiment,metric,unit,reps,median,min,max,seed\n"
-	        "  --report FILE    write the Markdown report to FILE (default for `all`:\n"
-	        "                   weft-probe-report.md); the TLB plot goes next to it\n"
+	        "  --report FILE    write a Markdown report to FILE (none without it); the\n"
+	        "                   TLB plot goes next to it. FILE is created before the\n"
+	        "                   experiments run, so an unwritable path fails at once\n"
 	        "  --text-plot      draw the TLB plot as text even when gnuplot exists\n"
-	        "  -h, --help       this text\n",
+	        "  -h, --help       this text\n"
+	        "  --version        print the version and exit\n"
+	        "Options take their value as --opt VALUE or --opt=VALUE.\n",
 	        PROBE_MAX_REPS);
 }
 
@@ -504,21 +509,38 @@ int main(int argc, char **argv)
 	const experiment *selected[NEXP];
 	int nselected = 0, all = 0, list = 0;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+	enum { OPT_VERSION = 256, OPT_QUICK, OPT_CSV, OPT_TEXT_PLOT, OPT_REPS, OPT_REPORT };
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"quick", no_argument, NULL, OPT_QUICK},
+	        {"csv", no_argument, NULL, OPT_CSV},
+	        {"text-plot", no_argument, NULL, OPT_TEXT_PLOT},
+	        {"reps", required_argument, NULL, OPT_REPS},
+	        {"report", required_argument, NULL, OPT_REPORT},
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		const char *v = optarg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (strcmp(a, "--quick") == 0) {
+		case OPT_VERSION:
+			printf(PROBE_NAME " (weft) %s\n", weft_version());
+			return 0;
+		case OPT_QUICK:
 			p.quick = 1;
-		} else if (strcmp(a, "--csv") == 0) {
+			break;
+		case OPT_CSV:
 			p.csv = 1;
-		} else if (strcmp(a, "--text-plot") == 0) {
+			break;
+		case OPT_TEXT_PLOT:
 			p.text_plot = 1;
-		} else if (strcmp(a, "--reps") == 0 || strncmp(a, "--reps=", 7) == 0) {
-			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v)
-				return bad_usage("--reps needs a number", "");
+			break;
+		case OPT_REPS: {
 			char *end;
 			errno = 0;
 			long n = strtol(v, &end, 10);
@@ -530,14 +552,26 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			p.reps = (int)n;
-		} else if (strcmp(a, "--report") == 0 || strncmp(a, "--report=", 9) == 0) {
-			const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || !*v)
+			break;
+		}
+		case OPT_REPORT:
+			if (!*v)
 				return bad_usage("--report needs a file name", "");
 			p.report = v;
-		} else if (a[0] == '-') {
+			break;
+		case ':':
+			return bad_usage("option '%s' needs a value", argv[optind - 1]);
+		default: {
+			const char *a = argv[optind - 1];
+			if (!strncmp(a, "--", 2) && strchr(a, '='))
+				return bad_usage("option '%s' takes no value", a);
 			return bad_usage("unknown option '%s'", a);
-		} else if (strcmp(a, "all") == 0) {
+		}
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "all") == 0) {
 			all = 1;
 		} else if (strcmp(a, "list") == 0) {
 			list = 1;
@@ -560,8 +594,6 @@ int main(int argc, char **argv)
 		nselected = 0;
 		for (int i = 0; i < NEXP; i++)
 			selected[nselected++] = &experiments[i];
-		if (!p.report)
-			p.report = "weft-probe-report.md";
 	}
 	if (nselected == 0) {
 		fprintf(stderr, PROBE_NAME ": no experiment given\n");
@@ -570,9 +602,16 @@ int main(int argc, char **argv)
 	}
 	if (p.reps == 0)
 		p.reps = p.quick ? 3 : 5;
+	if (p.report && !(report_file = fopen(p.report, "w"))) {
+		fprintf(stderr, PROBE_NAME ": cannot write the report '%s': %s\n", p.report,
+		        strerror(errno));
+		return 2;
+	}
 
 	if (sched_getaffinity(0, sizeof(p.allowed), &p.allowed) != 0) {
 		perror(PROBE_NAME ": sched_getaffinity");
+		if (report_file)
+			fclose(report_file);
 		return 1;
 	}
 	p.ncpus = CPU_COUNT(&p.allowed);
@@ -591,8 +630,11 @@ int main(int argc, char **argv)
 	load_start = loadavg();
 	double t0 = probe_now_ns();
 	for (int i = 0; i < nselected; i++)
-		if (run_experiment(&p, selected[i]) != 0)
+		if (run_experiment(&p, selected[i]) != 0) {
+			if (report_file)
+				fclose(report_file);
 			return 1;
+		}
 	double total = (probe_now_ns() - t0) / 1e9;
 
 	int rc = 0;
@@ -600,6 +642,8 @@ int main(int argc, char **argv)
 		rc = write_report(&p, total) ? 1 : 0;
 		if (!rc && !p.csv)
 			printf("\nreport written to %s (%.1f s)\n", p.report, total);
+	} else if (all && !p.csv) {
+		printf("\nno report written (--report FILE writes one)\n");
 	}
 	for (int i = 0; i < nsections; i++) {
 		free(sections[i].rows);
