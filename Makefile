@@ -85,9 +85,31 @@ docs: deps
 	WEFT_VERSION=$(WEFT_VERSION) WEFT_DOCS_DIR=build/docs doxygen Doxyfile
 	@echo "make docs: build/docs/html/index.html"
 
-# Doxyfile has WARN_AS_ERROR: any warning fails the build of the reference.
+# docs-check: the reference builds without a Doxygen warning (Doxyfile has
+# WARN_AS_ERROR), the README's example compiles against the headers, and the
+# README and docs/*.md point at nothing outside the repository: every
+# relative link resolves to a file in it, and no path leads out of it.
+DOC_PAGES = README.md CHANGELOG.md $(wildcard docs/*.md)
+
 docs-check: docs
-	@echo "docs-check: the API reference builds without a Doxygen warning"
+	@mkdir -p build/docs
+	@awk '/^```c$$/ { f = 1; next } /^```$$/ { if (f) exit } f' README.md > build/docs/readme-example.c
+	@$${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iinclude \
+		build/docs/readme-example.c || { echo "docs-check: README's example does not compile" >&2; exit 1; }
+	@root=$$(pwd -P); bad=0; \
+	for f in $(DOC_PAGES); do \
+		dir=$$(dirname $$f); \
+		for t in $$(grep -oE '\]\([^)# ]+' $$f | cut -c3- | grep -vE '^[a-z]+:' | sort -u); do \
+			p=$$(realpath -m "$$dir/$$t"); \
+			case $$p in "$$root"/*) [ -e "$$p" ] && continue ;; esac; \
+			echo "docs-check: $$f: link to $$t: not a file in the repository" >&2; bad=1; \
+		done; \
+		if grep -nE '(\.\./)+shared/|/work/' $$f >&2; then \
+			echo "docs-check: $$f: the lines above point outside the repository" >&2; bad=1; \
+		fi; \
+	done; \
+	[ $$bad -eq 0 ] || exit 1
+	@echo "docs-check: no Doxygen warning, README's example compiles, no link leaves the repository"
 
 clean:
 	rm -rf build
