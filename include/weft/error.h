@@ -1,5 +1,17 @@
 /* Error codes. Every weft function that can fail returns 0 or one of these
- * negative codes; weft_strerror() and weft_err_name() describe them. */
+ * negative codes; weft_strerror() and weft_err_name() describe them.
+ *
+ * A code says what kind of failure it was; when the system refused
+ * something (a thread, a file descriptor, a stack mapping, a timer), weft
+ * also says on stderr which call failed and errno's text, with the limit
+ * that applies (RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_AS, vm.max_map_count).
+ * WEFT_EAGAIN is a thread the system would not create (and, from
+ * weft_sem_trywait only, a count of zero), never a descriptor or a timer;
+ * WEFT_EMFILE is the process (EMFILE) or the system (ENFILE) out of file
+ * descriptors, which the fiber models need per worker (an epoll instance
+ * and an eventfd): raising `ulimit -n` is the cure, not memory, so it has
+ * its own code; WEFT_ENOMEM is memory or address space (a fiber stack that
+ * cannot be mapped included). */
 #ifndef WEFT_ERROR_H
 #define WEFT_ERROR_H
 
@@ -22,7 +34,8 @@ extern "C" {
 	X(EBUSY, -8, "the task is already posted and has not finished")           \
 	X(ECANCELED, -9, "the task was cancelled before it ran")                  \
 	X(ETIMEDOUT, -10, "timed out")                                            \
-	X(ECLOSED, -11, "the channel is closed")
+	X(ECLOSED, -11, "the channel is closed")                                  \
+	X(EMFILE, -12, "too many open files (the descriptor limit, ulimit -n)")
 
 enum weft_errno {
 #define WEFT__ERRNO_ENUM(name, value, msg) WEFT_##name = (value),

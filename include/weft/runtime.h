@@ -22,8 +22,15 @@ typedef enum weft_destroy_mode {
 /** weft_rt_create starts a runtime configured by cfg (NULL: defaults), with
  * WEFT_* environment variables overriding cfg. Returns WEFT_EINVAL for a NULL
  * out, an invalid field, or an invalid environment value (also named on
- * stderr with the accepted values), WEFT_ENOMEM, or WEFT_EAGAIN when a worker
- * thread cannot be created. On failure nothing is left allocated. */
+ * stderr with the accepted values); WEFT_ENOMEM when memory runs out or,
+ * under fibers and mn, a fiber stack of the configured size cannot be mapped
+ * (each worker maps one up front; stderr names the size, errno's text and
+ * the limit: RLIMIT_AS or vm.max_map_count); WEFT_EMFILE under fibers and mn
+ * when the process or the system is out of file descriptors (each worker
+ * needs an epoll instance and an eventfd; stderr names the call and
+ * RLIMIT_NOFILE); or WEFT_EAGAIN when a worker thread cannot be created
+ * (stderr names pthread_create, errno's text and RLIMIT_NPROC). On failure
+ * nothing is left allocated. */
 WEFT_EXTERN int weft_rt_create(weft_rt **out, const weft_config *cfg);
 
 /** weft_rt_destroy drains: it waits until every queued task (and every task
@@ -44,8 +51,11 @@ WEFT_EXTERN int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *
 /** weft_post queues a task; it returns without waiting for it. Never
  * allocates. Returns 0, WEFT_EFULL when the bounded queue is full (nothing
  * changes), WEFT_EBUSY when the task is already queued or running,
- * WEFT_ESHUTDOWN during destroy, or WEFT_EINVAL for NULL arguments or a task
- * without a function. Callable from any thread, including from tasks. */
+ * WEFT_ESHUTDOWN during destroy, WEFT_EINVAL for NULL arguments or a task
+ * without a function, or, under spawn, which starts the task's thread right
+ * here, WEFT_EAGAIN when that thread cannot be created (nothing changes;
+ * stderr names pthread_create and errno's text, at most once a second).
+ * Callable from any thread, including from tasks. */
 WEFT_EXTERN int weft_post(weft_rt *rt, weft_task *t);
 
 /** weft_post_in is weft_post that also adds the task to group g. */

@@ -8,6 +8,10 @@
  * every runtime in the process. */
 void weft__fault_thread_create(long nth);
 
+/* weft__fault_timer_create makes the nth timer_create of a quantum clock
+ * from now (1 = the next one) fail with errno err; 0 disarms. */
+void weft__fault_timer_create(long nth, int err);
+
 /* weft__live_allocations returns how many blocks weft has allocated and not
  * yet freed, over all runtimes. */
 long weft__live_allocations(void);

@@ -1,8 +1,33 @@
-/* Creating weft's own kernel threads, with a fault-injection hook. */
+/* Creating weft's own kernel threads, with a fault-injection hook.
+ *
+ * Every thread weft creates (workers of every model, spawn's task threads,
+ * weft_blocking's helpers) starts in thread_main, which gives it what the
+ * stack-overflow report needs (src/fiber/stack.h): a guard of at least
+ * GUARD_BYTES below its stack, an alternate signal stack for the SIGSEGV
+ * handler to run on, and its stack bounds recorded, so that a task that
+ * recurses too deep on a kernel thread is named as under the fiber models
+ * instead of dying of a bare SIGSEGV. The alternate stack is a local array
+ * of thread_main, at the top of the thread's own stack: an overflow faults
+ * at the other end, and creating a thread costs no extra mapping. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "core/testing.h"
+#include "fiber/stack.h"
+
+/* A guard this big catches frames up to its size that step over the
+ * stack's end (alloca, big arrays); it costs address space, no memory. */
+#define GUARD_BYTES    (64 * 1024)
+#define ALTSTACK_BYTES (64 * 1024)
 
 static _Atomic long fault_countdown; /* 0: disarmed */
 
@@ -21,10 +46,118 @@ static bool injected_fault(void)
 	return false;
 }
 
+/* What a new thread is to run, handed over in one of a few static slots
+ * (weft_post under spawn creates a thread and must not allocate): claimed
+ * by the creator, released by the thread as soon as it has read it, so a
+ * creator finds every slot taken only while that many threads are being
+ * born at once, and then yields until one is. */
+typedef struct start_arg {
+	_Atomic bool used;
+	void *(*fn)(void *);
+	void *arg;
+} start_arg;
+
+#define START_SLOTS 64
+static start_arg slots[START_SLOTS];
+static _Atomic unsigned next_slot;
+
+static start_arg *claim_slot(void)
+{
+	for (;;) {
+		unsigned first = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed);
+		for (unsigned i = 0; i < START_SLOTS; i++) {
+			start_arg *s = &slots[(first + i) % START_SLOTS];
+			bool free_ = false;
+			if (!atomic_load_explicit(&s->used, memory_order_relaxed) &&
+			    atomic_compare_exchange_strong(&s->used, &free_, true))
+				return s;
+		}
+		sched_yield();
+	}
+}
+
+static void *thread_main(void *p)
+{
+	start_arg *slot = p;
+	start_arg s = {.fn = slot->fn, .arg = slot->arg};
+	atomic_store_explicit(&slot->used, false, memory_order_release);
+	weft__thread_stack_record();
+
+	char alt[ALTSTACK_BYTES] __attribute__((aligned(64)));
+	long need = sysconf(_SC_SIGSTKSZ);
+	stack_t cur, ss = {.ss_sp = alt, .ss_size = sizeof(alt), .ss_flags = 0};
+	/* A sanitizer may have given the thread one already: keep it. */
+	bool mine = need <= (long)sizeof(alt) && sigaltstack(NULL, &cur) == 0 &&
+	            (cur.ss_flags & SS_DISABLE) && sigaltstack(&ss, NULL) == 0;
+	/* The process-wide handler (once); the thread's alternate stack is
+	 * ours or the sanitizer's, else it maps one. */
+	(void)weft__stack_overflow_handler_install();
+
+	void *r = s.fn(s.arg);
+
+	weft__thread_stack_forget();
+	if (mine) {
+		stack_t off = {.ss_flags = SS_DISABLE};
+		sigaltstack(&off, NULL);
+	}
+	return r;
+}
+
+static long read_long_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[32];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+/* Says why a thread could not be created: errno's text and the limits
+ * that cause EAGAIN. At most once a second (spawn may fail every post). */
+static void report_failure(int err, bool injected)
+{
+	static _Atomic int64_t last_s = -1;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t last = atomic_load_explicit(&last_s, memory_order_relaxed);
+	if (last == (int64_t)ts.tv_sec ||
+	    !atomic_compare_exchange_strong(&last_s, &last, (int64_t)ts.tv_sec))
+		return;
+	struct rlimit nproc;
+	char nproc_text[32] = "unlimited";
+	if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
+		snprintf(nproc_text, sizeof(nproc_text), "%llu",
+		         (unsigned long long)nproc.rlim_cur);
+	fprintf(stderr,
+	        "weft: cannot create a thread (pthread_create: %s%s); the limits are "
+	        "RLIMIT_NPROC (ulimit -u) %s, kernel.threads-max %ld, memory for the "
+	        "thread's stack (ulimit -s) and address space (ulimit -v)\n",
+	        strerror(err), injected ? ", injected by a test" : "", nproc_text,
+	        read_long_file("/proc/sys/kernel/threads-max"));
+}
+
 int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 {
-	if (injected_fault())
+	if (injected_fault()) {
+		report_failure(EAGAIN, true);
 		return WEFT_EAGAIN;
+	}
+	pthread_attr_t attr;
+	size_t guard = 0;
+	if (pthread_attr_init(&attr) != 0) {
+		report_failure(ENOMEM, false);
+		return WEFT_EAGAIN;
+	}
+	start_arg *s = claim_slot();
+	s->fn = fn;
+	s->arg = arg;
+	if (pthread_attr_getguardsize(&attr, &guard) != 0 || guard < GUARD_BYTES)
+		(void)pthread_attr_setguardsize(&attr, GUARD_BYTES);
 	/* Workers block every signal, so a process-directed signal (SIGINT,
 	 * SIGCHLD, a timer) is delivered to an application thread, which is
 	 * what a program written for plain pthreads expects. Faults stay
@@ -37,7 +170,12 @@ int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 		sigdelset(&all, faults[i]);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(thread, NULL, fn, arg);
+	int rc = pthread_create(thread, &attr, thread_main, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc == 0 ? 0 : WEFT_EAGAIN;
+	pthread_attr_destroy(&attr);
+	if (rc == 0)
+		return 0;
+	atomic_store_explicit(&s->used, false, memory_order_release);
+	report_failure(rc, false);
+	return WEFT_EAGAIN;
 }

@@ -186,21 +186,59 @@ static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
 	weft__stack_set_current(f->stack, NULL);
 }
 
-/* On main, which never runs tasks: hands t to a loop fiber. */
+/* On main, which never runs tasks: hands t to a loop fiber.
+ *
+ * When no stack can be had (the address space or the mapping limit, said
+ * on stderr once), the worker's own fibers hold every stack it has, and
+ * there is at least one (the pool never gives back its last: stack.h).
+ * They go first: the unstarted tasks are set aside until a started one
+ * turns up, put back in the order they came, and that one resumes; when it
+ * ends its task its fiber runs the next task itself. The worker sleeps
+ * only when none is runnable, in the poller, until a wake-up, a timer or
+ * an fd event makes one runnable: never while something could run. Under
+ * mn the tasks set aside go back where other workers can steal them. */
 static void start_elsewhere(weft__fworker *w, weft_task *t)
 {
 	weft__fiber *g = spare_or_new(w);
-	if (!g) {
-		/* No stack now (the mapping limit, said on stderr): let
-		 * parked fibers finish and free some, then retry. */
-		w->ops->ready(w, t, WEFT__READY_ARRIVED);
+	if (g) {
+		g->first = t;
+		enter(w, g);
+		weft__context_switch(&w->main.ctx, &g->ctx);
+		reap(w);
+		return;
+	}
+	weft_task *aside = t, *last = t, *x;
+	t->next_ = NULL;
+	while ((x = pick(w)) && !x->fiber_) {
+		x->next_ = NULL;
+		last->next_ = x;
+		last = x;
+	}
+	while (aside) {
+		weft_task *next = aside->next_;
+		w->ops->ready(w, aside, WEFT__READY_POSTED);
+		aside = next;
+	}
+	if (x) {
+		weft__fiber *f = x->fiber_;
+		enter(w, f);
+		weft__context_switch(&w->main.ctx, &f->ctx);
+		reap(w);
+		return;
+	}
+	if (w->stacks.live == 0) { /* cannot happen (the reserve): never spin */
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 		return;
 	}
-	g->first = t;
-	enter(w, g);
-	weft__context_switch(&w->main.ctx, &g->ctx);
-	reap(w);
+	static atomic_flag told = ATOMIC_FLAG_INIT;
+	if (!atomic_flag_test_and_set(&told))
+		fprintf(stderr,
+		        "weft: worker %d has no stack for a new fiber and its %zu fibers "
+		        "with a stack are all parked: new tasks wait until one of them "
+		        "ends (if those wait for the new tasks, it never will: use smaller "
+		        "stacks or raise the limit named above)\n",
+		        w->index, w->stacks.live);
+	weft__fworker_sleep(w);
 }
 
 /* From a loop fiber with nothing on it: go to g, a started task's fiber. */

@@ -45,8 +45,11 @@ typedef struct weft__ticker {
 	_Atomic bool armed; /* the timer is set (the handler disarms it when idle) */
 } weft__ticker;
 
-/* Starts ticking the calling thread every period_ns.
- * Returns 0, WEFT_ENOTSUP (no per-thread timer signals here) or WEFT_EAGAIN. */
+/* Starts ticking the calling thread every period_ns. Returns 0,
+ * WEFT_ENOTSUP (no per-thread timer signals here, or the kernel refused
+ * the timer for another reason) or WEFT_ENOMEM (the kernel is out of
+ * timers or memory); a refusal is said on stderr first, with the call,
+ * errno's text and the limit (RLIMIT_SIGPENDING). */
 int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, void *ctx);
 
 /* The thread is going to sleep (true) or has work again (false); on the

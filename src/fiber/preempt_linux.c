@@ -3,13 +3,16 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/testing.h"
 #include "fiber/preempt.h"
 
 /* SIGURG, as Go's runtime uses for the same job: its default action is to
@@ -125,6 +128,46 @@ static void install(void)
 
 /* ------------------------------------------------------------ ticker */
 
+static _Atomic long fault_countdown; /* 0: disarmed */
+static _Atomic int fault_errno;
+
+void weft__fault_timer_create(long nth, int err)
+{
+	atomic_store(&fault_errno, err);
+	atomic_store(&fault_countdown, nth);
+}
+
+/* The errno an armed hook makes this timer_create fail with, or 0. */
+static int injected_fault(void)
+{
+	long n = atomic_load(&fault_countdown);
+	while (n > 0) {
+		if (atomic_compare_exchange_weak(&fault_countdown, &n, n - 1))
+			return n == 1 ? atomic_load(&fault_errno) : 0;
+	}
+	return 0;
+}
+
+/* Says which call failed and why (errno's text, and for EAGAIN the limit
+ * behind it), and what the caller gets: WEFT_ENOMEM when the kernel ran out
+ * of timers (EAGAIN) or memory, WEFT_ENOTSUP otherwise. */
+static int refused(int err)
+{
+	char why[96] = "";
+	if (err == EAGAIN) {
+		struct rlimit sigpending;
+		if (getrlimit(RLIMIT_SIGPENDING, &sigpending) == 0 &&
+		    sigpending.rlim_cur != RLIM_INFINITY)
+			snprintf(why, sizeof(why),
+			         "; each timer counts against RLIMIT_SIGPENDING (ulimit -i), "
+			         "which is %llu",
+			         (unsigned long long)sigpending.rlim_cur);
+	}
+	fprintf(stderr, "weft: cannot create the quantum clock (timer_create: %s%s)\n",
+	        strerror(err), why);
+	return err == EAGAIN || err == ENOMEM ? WEFT_ENOMEM : WEFT_ENOTSUP;
+}
+
 static void arm(weft__ticker *t)
 {
 	struct itimerspec its = {
@@ -150,9 +193,12 @@ int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, voi
 	sev.sigev_signo = WEFT__TICK_SIGNAL;
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	timer_t id;
-	if (timer_create(CLOCK_MONOTONIC, &sev, &id) != 0) {
+	int err = injected_fault();
+	if (err == 0 && timer_create(CLOCK_MONOTONIC, &sev, &id) != 0)
+		err = errno;
+	if (err != 0) {
 		tick_fn = NULL;
-		return errno == EAGAIN ? WEFT_EAGAIN : WEFT_ENOTSUP;
+		return refused(err);
 	}
 	sigset_t set;
 	sigemptyset(&set);

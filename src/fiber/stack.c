@@ -122,14 +122,20 @@ static long count_mappings(void)
 
 static atomic_flag reported = ATOMIC_FLAG_INIT;
 
-/* Says once per process why a stack could not be mapped. ENOMEM has two
- * causes the kernel does not tell apart: the mapping count reached
- * vm.max_map_count, or the address space (RLIMIT_AS) or memory ran out.
- * The count of our mappings against the limit says which. */
-static void report_failure(const char *what, int err)
+/* Says why a stack of stack_size usable bytes could not be mapped: always
+ * when a pool is created (that failure fails weft_rt_create), once per
+ * process for the stacks of running fibers (then new tasks wait for a
+ * stack). ENOMEM has two causes the kernel does not tell apart: the
+ * mapping count reached vm.max_map_count, or the address space (RLIMIT_AS)
+ * or memory ran out. The count of our mappings against the limit says
+ * which. */
+static void report_failure(const char *what, int err, size_t stack_size, bool at_init)
 {
-	if (atomic_flag_test_and_set(&reported))
+	if (!at_init && atomic_flag_test_and_set(&reported))
 		return;
+	const char *then = at_init ? "The runtime cannot be created (WEFT_ENOMEM)."
+	                           : "New tasks wait until a running fiber ends and frees "
+	                             "its stack.";
 	char msg[1024];
 	int len;
 	if (err == ENOMEM) {
@@ -144,13 +150,13 @@ static void report_failure(const char *what, int err)
 		if (maps >= 0 && limit > 0 && maps + 8 >= limit) {
 			len = snprintf(
 			        msg, sizeof(msg),
-			        "weft: cannot map a fiber stack (%s: out of memory): this "
+			        "weft: cannot map a %zu-byte fiber stack (%s: %s): this "
 			        "process has %ld memory mappings and vm.max_map_count is %ld; "
 			        "each guarded stack takes %s. Raise the limit as root, e.g. "
 			        "`sysctl -w vm.max_map_count=%ld` (a file in /etc/sysctl.d/ "
-			        "keeps it), or run fewer fibers at once. Creating fibers fails "
-			        "with WEFT_ENOMEM until stacks are freed.\n",
-			        what, maps, limit, per_stack, limit < 262144 ? 1048576 : limit * 4);
+			        "keeps it), or run fewer fibers at once. %s\n",
+			        stack_size, what, strerror(err), maps, limit, per_stack,
+			        limit < 262144 ? 1048576 : limit * 4, then);
 		} else {
 			struct rlimit as;
 			char as_text[48] = "unlimited";
@@ -159,20 +165,19 @@ static void report_failure(const char *what, int err)
 				         (unsigned long long)as.rlim_cur);
 			len = snprintf(
 			        msg, sizeof(msg),
-			        "weft: cannot map a fiber stack (%s: out of memory): the "
+			        "weft: cannot map a %zu-byte fiber stack (%s: %s): the "
 			        "address space or memory ran out, not the mapping limit (this "
 			        "process has %ld memory mappings, vm.max_map_count is %ld; "
 			        "each guarded stack takes %s). The address-space limit "
-			        "(ulimit -v) is %s. Use fewer fibers or smaller stacks "
-			        "(WEFT_STACK_SIZE), or raise the limit. Creating fibers fails "
-			        "with WEFT_ENOMEM until stacks are freed.\n",
-			        what, maps, limit, per_stack, as_text);
+			        "(RLIMIT_AS, ulimit -v) is %s. Use fewer fibers or smaller "
+			        "stacks (WEFT_STACK_SIZE), or raise the limit. %s\n",
+			        stack_size, what, strerror(err), maps, limit, per_stack, as_text,
+			        then);
 		}
 	} else {
 		len = snprintf(msg, sizeof(msg),
-		               "weft: cannot map a fiber stack (%s: %s); creating fibers fails "
-		               "with WEFT_ENOMEM\n",
-		               what, strerror(err));
+		               "weft: cannot map a %zu-byte fiber stack (%s: %s). %s\n", stack_size,
+		               what, strerror(err), then);
 	}
 	if (len > 0) {
 		size_t n = (size_t)len < sizeof(msg) ? (size_t)len : sizeof(msg) - 1;
@@ -209,20 +214,21 @@ static void valgrind_forget(weft__stack *s)
 #endif
 }
 
-static weft__stack *map_stack(size_t map_size)
+static weft__stack *map_stack(size_t map_size, bool at_init)
 {
 	size_t pg = page_size();
+	size_t usable = map_size - pg - WEFT__STACK_DESC;
 	char *m = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (m == MAP_FAILED) {
-		report_failure("mmap", errno);
+		report_failure("mmap", errno, usable, at_init);
 		return NULL;
 	}
 	const char *what = "";
 	int err = install_guard(m, pg, &what);
 	if (err != 0) {
 		munmap(m, map_size);
-		report_failure(what, err);
+		report_failure(what, err, usable, at_init);
 		return NULL;
 	}
 	weft__stack *s = (weft__stack *)(m + map_size - WEFT__STACK_DESC);
@@ -291,6 +297,14 @@ int weft__stack_pool_init(weft__stack_pool *p, size_t stack_size, size_t max_cac
 	        .map_size = map_size,
 	        .max_cached = max_cached,
 	};
+	/* The reserve: a stack that cannot be mapped fails here, and the pool
+	 * never gives its last stack back (put), so a pool with no stack
+	 * handed out always has one to hand out. */
+	weft__stack *s = map_stack(map_size, true);
+	if (!s)
+		return WEFT_ENOMEM;
+	p->free_list = s;
+	p->cached = 1;
 	return 0;
 }
 
@@ -333,7 +347,7 @@ weft__stack *weft__stack_get(weft__stack_pool *p)
 		p->cached--;
 		s->next = NULL;
 	} else {
-		s = map_stack(p->map_size);
+		s = map_stack(p->map_size, false);
 		if (!s)
 			return NULL;
 	}
@@ -344,7 +358,8 @@ weft__stack *weft__stack_get(weft__stack_pool *p)
 void weft__stack_put(weft__stack_pool *p, weft__stack *s)
 {
 	p->live--;
-	if (p->cached >= p->max_cached) {
+	/* Unmapped beyond max_cached, but never the pool's last stack. */
+	if (p->cached >= p->max_cached && p->cached + p->live > 0) {
 		if (unmap_stack(s))
 			return;
 		/* Refused at vm.max_map_count: keep it, without its memory. */
@@ -402,36 +417,108 @@ static char *put_dec(char *p, size_t v)
 	return p;
 }
 
-/* Async-signal-safe: write(2) and abort(3) only. */
-static void report_overflow(const weft__stack *s, const void *task, uintptr_t addr)
+/* The calling kernel thread's own stack (weft__thread_stack_record):
+ * [thread_low, thread_low + thread_size) usable, thread_guard bytes of
+ * guard below it; 0 when the thread is not one of weft's. */
+static _Thread_local uintptr_t thread_low __attribute__((tls_model("initial-exec")));
+static _Thread_local size_t thread_size __attribute__((tls_model("initial-exec")));
+static _Thread_local size_t thread_guard __attribute__((tls_model("initial-exec")));
+
+void weft__thread_stack_record(void)
 {
-	char msg[256], *p = msg;
-	p = put_str(p, "weft: fiber task ");
+	pthread_attr_t a;
+	void *low = NULL;
+	size_t size = 0, guard = 0;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &low, &size) != 0 ||
+	    pthread_attr_getguardsize(&a, &guard) != 0)
+		low = NULL;
+	pthread_attr_destroy(&a);
+	if (!low)
+		return;
+	thread_size = size;
+	thread_guard = guard;
+	atomic_signal_fence(memory_order_seq_cst);
+	thread_low = (uintptr_t)low;
+}
+
+void weft__thread_stack_forget(void)
+{
+	thread_low = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Whether addr lies in the guard below [low, ...) of guard bytes, or in the
+ * page below the guard: a frame that stepped over it. */
+static bool in_guard(uintptr_t addr, uintptr_t low, size_t guard)
+{
+	uintptr_t span = guard + page_size();
+	uintptr_t bottom = low > span ? low - span : 0;
+	return addr >= bottom && addr < low;
+}
+
+/* Async-signal-safe: write(2) only. Names the task (its address, and on a
+ * kernel thread, where it is the running weft_task, its function's), the
+ * stack and what to raise. A fiber's task pointer is opaque here (the
+ * compat layer sets its own records). */
+static void report_overflow(bool fiber, const void *task, size_t size, uintptr_t addr)
+{
+	char msg[512], *p = msg;
+	p = put_str(p, fiber ? "weft: fiber task " : "weft: task ");
 	p = put_hex(p, (uintptr_t)task);
-	p = put_str(p, " overflowed its ");
-	p = put_dec(p, s->size);
+	if (!fiber && task) {
+		p = put_str(p, " (function ");
+		p = put_hex(p, (uintptr_t)((const weft_task *)task)->fn_);
+		p = put_str(p, ")");
+	}
+	p = put_str(p, fiber ? " overflowed its " : " overflowed its worker thread's ");
+	p = put_dec(p, size);
 	p = put_str(p, "-byte stack (fault at ");
 	p = put_hex(p, addr);
-	p = put_str(p, "); raise WEFT_STACK_SIZE\n");
+	if (fiber)
+		p = put_str(p, "); raise WEFT_STACK_SIZE\n");
+	else
+		p = put_str(p, "); weft's kernel threads get the default thread stack size, "
+		               "which `ulimit -s` (RLIMIT_STACK) sets; or run it on a fiber "
+		               "model with a larger WEFT_STACK_SIZE. See docs/stack-overflow.md\n");
 	ssize_t w = write(STDERR_FILENO, msg, (size_t)(p - msg));
 	(void)w;
-	abort();
+}
+
+/* Dies of the fault as if no handler had been installed: the default
+ * action, restored here, takes it when the faulting access repeats on
+ * return (or, for a signal somebody sent, when it is sent again). */
+static void die_by_default(int sig, const siginfo_t *si)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	if (!si || si->si_code <= 0)
+		raise(sig);
 }
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
-	const weft__stack *s = weft__current_stack;
 	/* si_code > 0: the kernel raised it for a fault, si_addr is real. */
-	if (s && si && si->si_code > 0) {
+	if (si && si->si_code > 0) {
 		uintptr_t addr = (uintptr_t)si->si_addr;
-		uintptr_t base = (uintptr_t)s->base;
-		uintptr_t guard = base - (uintptr_t)s->map;
-		/* The guard page, or the page below it: a frame that stepped
-		 * over the guard. */
-		uintptr_t low = (uintptr_t)s->map > guard ? (uintptr_t)s->map - guard : 0;
-		if (addr >= low && addr < base)
-			report_overflow(s, weft__current_task, addr);
+		const weft__stack *s = weft__current_stack;
+		uintptr_t low = thread_low;
+		if (s &&
+		    in_guard(addr, (uintptr_t)s->base, (uintptr_t)s->base - (uintptr_t)s->map)) {
+			report_overflow(true, weft__current_task, s->size, addr);
+			abort(); /* as fibers always have (fibers.overflow_aborts) */
+		}
+		if (low && in_guard(addr, low, thread_guard)) {
+			report_overflow(false, weft__tls.task, thread_size, addr);
+			die_by_default(sig, si);
+			errno = saved_errno;
+			return;
+		}
 	}
 
 	/* Not ours: as if weft had never installed a handler. */
@@ -442,17 +529,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	           prev->sa_handler != SIG_IGN) {
 		prev->sa_handler(sig);
 	} else {
-		/* SIG_DFL (or SIG_IGN, which cannot ignore a fault): the fault
-		 * repeats on return and takes the default action. A signal sent
-		 * by someone would not repeat: send it again, it is delivered
-		 * when the handler returns. */
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		sigemptyset(&dfl.sa_mask);
-		sigaction(sig, &dfl, NULL);
-		if (!si || si->si_code <= 0)
-			raise(sig);
+		/* SIG_DFL (or SIG_IGN, which cannot ignore a fault). */
+		die_by_default(sig, si);
 	}
 	errno = saved_errno;
 }

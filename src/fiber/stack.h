@@ -34,14 +34,28 @@
  * which happens when unmapping from the middle of merged VMAs would pass
  * vm.max_map_count, the stack is cached anyway, beyond max_cached.)
  *
+ * The reserve: a pool maps one stack when it is created, which is where a
+ * stack size the system cannot map (RLIMIT_AS, memory) fails, with a
+ * message naming the size and the limit (weft_rt_create then answers
+ * WEFT_ENOMEM), and it never unmaps its last stack. So a pool that has no
+ * stack handed out always has one to hand out: a worker that cannot map a
+ * new stack has fibers alive that will give theirs back (src/fiber/engine.c
+ * runs them first, then waits for them; see start_elsewhere).
+ *
  * Overflow: a fiber that runs past its stack touches the guard page; the
  * SIGSEGV/SIGBUS handler (on an alternate signal stack, installed by
  * weft__stack_overflow_handler_install) recognises the fault address as the
  * guard of the current fiber's stack (or the page below it), prints which
- * task overflowed and its stack size, and aborts. For any other fault it
+ * task overflowed and its stack size, and aborts. weft's kernel threads
+ * (src/core/thread.c) record their own stack with
+ * weft__thread_stack_record, and a fault in its guard is reported the same
+ * way, naming the running task and its function; then the process dies of
+ * the fault as it would have without weft (SIG_DFL restored, the access
+ * repeats): SIGSEGV. For any other fault it
  * calls the handler installed before it, or, when that was SIG_DFL or
  * SIG_IGN, restores SIG_DFL and returns so the fault repeats and kills the
- * process as it would have without weft.
+ * process as it would have without weft. docs/stack-overflow.md says what
+ * a guard page cannot catch.
  *
  * Stacks are registered with valgrind (VALGRIND_STACK_REGISTER) when its
  * headers were available at build time. */
@@ -77,15 +91,17 @@ typedef struct weft__stack_pool {
 
 /* Single-threaded: a pool belongs to one worker (or is used under a lock).
  * init fails with WEFT_EINVAL for a stack_size of 0 or one too large to
- * map; p->stack_size is then the usable size every stack will have (>=
+ * address, and with WEFT_ENOMEM (the reason on stderr: errno's text, the
+ * size, RLIMIT_AS or vm.max_map_count) when the reserve stack cannot be
+ * mapped; p->stack_size is then the usable size every stack will have (>=
  * the request). destroy unmaps the cached stacks; every stack must have
  * been put back. */
 int weft__stack_pool_init(weft__stack_pool *p, size_t stack_size, size_t max_cached);
 void weft__stack_pool_destroy(weft__stack_pool *p);
 
 /* weft__stack_get returns a stack from the pool or maps a new one; NULL
- * when the system refuses (after printing why, once per process, when it
- * is ENOMEM: the mapping limit or the address space). */
+ * when the system refuses (after printing why, with errno's text, the size
+ * and the limit, once per process). Never NULL while p->live == 0. */
 weft__stack *weft__stack_get(weft__stack_pool *p);
 void weft__stack_put(weft__stack_pool *p, weft__stack *s);
 
@@ -110,6 +126,12 @@ static inline void weft__stack_set_current(const weft__stack *s, const void *tas
  * is unmapped at thread exit (pthread key destructor); the main thread's
  * lives as long as the process. Returns 0 or WEFT_ENOMEM / WEFT_EINVAL. */
 int weft__stack_overflow_handler_install(void);
+
+/* weft__thread_stack_record notes the calling kernel thread's own stack
+ * and guard (pthread_getattr_np) for the overflow handler; forget drops it
+ * before the thread ends. Called by every thread weft creates. */
+void weft__thread_stack_record(void);
+void weft__thread_stack_forget(void);
 
 /* True when guard pages are installed with MADV_GUARD_INSTALL (one VMA per
  * stack), false when they are PROT_NONE mappings (mprotect). Probes the

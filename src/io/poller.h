@@ -16,7 +16,9 @@ typedef struct weft__poller {
 	int wakefd; /* eventfd: a write makes the current or next wait return */
 } weft__poller;
 
-/* Returns 0, or WEFT_ENOMEM / WEFT_EAGAIN when the kernel refuses. */
+/* Returns 0, WEFT_EMFILE when the process or system is out of file
+ * descriptors (EMFILE, ENFILE), or WEFT_ENOMEM for any other refusal; a
+ * refusal is said on stderr with the call, errno's text and the limit. */
 int weft__poller_init(weft__poller *p);
 void weft__poller_destroy(weft__poller *p);
 

@@ -3,28 +3,57 @@
  * EPOLLONESHOT, so a ready fd is reported once per arm. */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/internal.h"
 #include "io/poller.h"
 
+/* What a refusal of call means to the caller, said on stderr with errno's
+ * text and, for descriptors, the limit. */
+static int refused(const char *call, int err)
+{
+	if (err == EMFILE || err == ENFILE) {
+		struct rlimit nofile;
+		char limit[32] = "unlimited";
+		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
+			snprintf(limit, sizeof(limit), "%llu", (unsigned long long)nofile.rlim_cur);
+		fprintf(stderr,
+		        "weft: cannot create a fiber worker's poller (%s: %s): %s%s; a fiber "
+		        "worker needs two descriptors (an epoll instance and an eventfd)\n",
+		        call, strerror(err),
+		        err == EMFILE
+		                ? "the process's descriptor limit (RLIMIT_NOFILE, ulimit -n) is "
+		                : "the system's limit (fs.file-max) is reached; ulimit -n is ",
+		        limit);
+		return WEFT_EMFILE;
+	}
+	fprintf(stderr, "weft: cannot create a fiber worker's poller (%s: %s)\n", call,
+	        strerror(err));
+	return WEFT_ENOMEM;
+}
+
 int weft__poller_init(weft__poller *p)
 {
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0)
-		return errno == ENOMEM ? WEFT_ENOMEM : WEFT_EAGAIN;
+		return refused("epoll_create1", errno);
 	p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (p->wakefd < 0) {
+		int err = errno;
 		close(p->epfd);
-		return errno == ENOMEM ? WEFT_ENOMEM : WEFT_EAGAIN;
+		return refused("eventfd", err);
 	}
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev) != 0) {
+		int err = errno;
 		close(p->wakefd);
 		close(p->epfd);
-		return WEFT_ENOMEM;
+		return refused("epoll_ctl", err);
 	}
 	return 0;
 }
