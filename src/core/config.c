@@ -178,21 +178,51 @@ static int affinity_cpus(void)
  * limit wins. A file that cannot be read or parsed sets no limit. All
  * paths are under `root` ("" in production; the tests point it at a fake
  * tree with WEFT_TEST_FSROOT). */
+/* Buffers are sized for real cgroup paths (a longer one is not read) and
+ * kept small: a runtime may be created on a fiber's stack. */
+enum {
+	CG_PATH = 1024, /* a cgroup's path, as /proc/self/cgroup names it */
+	CG_MOUNT = 512, /* a mount point, or the hierarchy's root mounted there */
+	CG_LINE = 1536, /* a line of /proc/self/cgroup or mountinfo */
+	CG_FILE = 2560, /* root, mount point, cgroup path and file name */
+};
+
 typedef struct cgroup_limit {
 	int version;        /* 1 or 2; 0: no limit found */
 	long quota, period; /* the limiting cgroup's values, µs */
-	char dir[PATH_MAX]; /* that cgroup, as /proc/self/cgroup names it */
+	char dir[256];      /* that cgroup, as /proc/self/cgroup names it */
 } cgroup_limit;
+
+typedef struct cgroup_mount {
+	bool found;
+	char point[CG_MOUNT]; /* where it is mounted */
+	char root[CG_MOUNT];  /* the hierarchy's directory mounted there */
+} cgroup_mount;
+
+/* Reads a line of f into buf without its newline; a line longer than buf
+ * is skipped whole. false at the end. */
+static bool next_line(FILE *f, char *buf, size_t size)
+{
+	while (fgets(buf, (int)size, f)) {
+		size_t n = strcspn(buf, "\n");
+		if (buf[n] == '\n' || feof(f)) {
+			buf[n] = '\0';
+			return true;
+		}
+		int c;
+		while ((c = getc(f)) != EOF && c != '\n')
+			;
+	}
+	return false;
+}
 
 static bool read_line(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return false;
-	bool ok = fgets(buf, (int)size, f) != NULL;
+	bool ok = next_line(f, buf, size);
 	fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = '\0';
 	return ok;
 }
 
@@ -225,25 +255,46 @@ static void unescape(char *s)
 	*out = '\0';
 }
 
-typedef struct cgroup_mount {
-	bool found;
-	char point[PATH_MAX]; /* where it is mounted */
-	char root[PATH_MAX];  /* the hierarchy's directory mounted there */
-} cgroup_mount;
-
-/* Finds the v1 cpu and the v2 mounts; false when mountinfo is unreadable. */
-static bool find_mounts(const char *root, cgroup_mount *v1, cgroup_mount *v2)
+/* The process's cgroup in the v1 hierarchy with the cpu controller and in
+ * the v2 one ("" when not listed); false when /proc/self/cgroup cannot be
+ * read. Lines are hierarchy-id:controllers:path, v2's being 0::path. */
+static bool find_cgroups(const char *root, char *v1, char *v2)
 {
-	char path[PATH_MAX];
-	if (!format_to(path, sizeof(path), "%s/proc/self/mountinfo", root))
+	char line[CG_LINE];
+	v1[0] = v2[0] = '\0';
+	if (!format_to(line, sizeof(line), "%s/proc/self/cgroup", root))
 		return false;
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen(line, "re");
 	if (!f)
 		return false;
-	char line[3 * PATH_MAX];
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		/* id parent major:minor root point options [optional...] - type source super */
+	while (next_line(f, line, sizeof(line))) {
+		char *ctrl = strchr(line, ':');
+		char *cg = ctrl ? strchr(ctrl + 1, ':') : NULL;
+		if (!cg || cg[1] != '/')
+			continue;
+		*ctrl++ = '\0';
+		*cg++ = '\0';
+		if (strcmp(line, "0") == 0 && ctrl[0] == '\0')
+			format_to(v2, CG_PATH, "%s", cg);
+		else if (has_token(ctrl, "cpu"))
+			format_to(v1, CG_PATH, "%s", cg);
+	}
+	fclose(f);
+	return true;
+}
+
+/* Finds the v1 cpu and the v2 mounts; false when mountinfo is unreadable.
+ * Lines are: id parent major:minor root point options [optional...] -
+ * type source super-options. */
+static bool find_mounts(const char *root, cgroup_mount *v1, cgroup_mount *v2)
+{
+	char line[CG_LINE];
+	if (!format_to(line, sizeof(line), "%s/proc/self/mountinfo", root))
+		return false;
+	FILE *f = fopen(line, "re");
+	if (!f)
+		return false;
+	while (next_line(f, line, sizeof(line))) {
 		char *field[6] = {0}, *save = NULL, *tok = strtok_r(line, " ", &save);
 		int n = 0;
 		while (tok && n < 6) {
@@ -266,32 +317,29 @@ static bool find_mounts(const char *root, cgroup_mount *v1, cgroup_mount *v2)
 			continue;
 		unescape(field[3]);
 		unescape(field[4]);
-		m->found = true;
-		format_to(m->root, sizeof(m->root), "%s", field[3]);
-		format_to(m->point, sizeof(m->point), "%s", field[4]);
+		m->found = format_to(m->root, sizeof(m->root), "%s", field[3]) &&
+		           format_to(m->point, sizeof(m->point), "%s", field[4]);
 	}
 	fclose(f);
 	return true;
 }
 
-/* Reads one cgroup directory's limit; false when it sets none. */
-static bool read_limit(const char *dir, int version, long *quota, long *period)
+/* Reads the limit of the cgroup directory in dir (len characters, room
+ * for a file name after them); false when it sets none. */
+static bool read_limit(char *dir, size_t len, int version, long *quota, long *period)
 {
-	char path[PATH_MAX + 32], text[128];
+	char text[128];
 	if (version == 2) {
 		char q[32];
-		if (!format_to(path, sizeof(path), "%s/cpu.max", dir) ||
-		    !read_line(path, text, sizeof(text)) ||
-		    sscanf(text, "%31s %ld", q, period) != 2 || strcmp(q, "max") == 0)
-			return false;
-		return parse_long(q, 1, LONG_MAX, quota) && *period > 0;
+		return format_to(dir + len, CG_FILE - len, "/cpu.max") &&
+		       read_line(dir, text, sizeof(text)) &&
+		       sscanf(text, "%31s %ld", q, period) == 2 && strcmp(q, "max") != 0 &&
+		       parse_long(q, 1, LONG_MAX, quota) && *period > 0;
 	}
-	if (!format_to(path, sizeof(path), "%s/cpu.cfs_quota_us", dir) ||
-	    !read_line(path, text, sizeof(text)) || !parse_long(text, -1, LONG_MAX, quota) ||
-	    *quota <= 0)
-		return false;
-	return format_to(path, sizeof(path), "%s/cpu.cfs_period_us", dir) &&
-	       read_line(path, text, sizeof(text)) && parse_long(text, 1, LONG_MAX, period);
+	return format_to(dir + len, CG_FILE - len, "/cpu.cfs_quota_us") &&
+	       read_line(dir, text, sizeof(text)) && parse_long(text, -1, LONG_MAX, quota) &&
+	       *quota > 0 && format_to(dir + len, CG_FILE - len, "/cpu.cfs_period_us") &&
+	       read_line(dir, text, sizeof(text)) && parse_long(text, 1, LONG_MAX, period);
 }
 
 /* Walks the process's cgroup `cg` of one hierarchy mounted at m, from it
@@ -303,26 +351,25 @@ static void walk_cgroup(const char *root, int version, const cgroup_mount *m, co
 	size_t rl = strcmp(m->root, "/") == 0 ? 0 : strlen(m->root);
 	if (rl && (strncmp(cg, m->root, rl) != 0 || (cg[rl] != '/' && cg[rl] != '\0')))
 		return; /* not under this mount: nothing here to read */
-	char rel[PATH_MAX];
+	char rel[CG_PATH];
 	format_to(rel, sizeof(rel), "%s", cg + rl);
 	for (;;) {
-		char dir[3 * PATH_MAX];
+		bool top = rel[0] == '\0' || strcmp(rel, "/") == 0;
+		char dir[CG_FILE];
 		long quota, period;
-		if (format_to(dir, sizeof(dir), "%s%s%s", root, m->point,
-		              strcmp(rel, "/") == 0 ? "" : rel) &&
-		    read_limit(dir, version, &quota, &period) &&
+		if (format_to(dir, sizeof(dir), "%s%s%s", root, m->point, top ? "" : rel) &&
+		    read_limit(dir, strlen(dir), version, &quota, &period) &&
 		    (best->version == 0 ||
 		     (double)quota / (double)period < (double)best->quota / (double)best->period)) {
 			best->version = version;
 			best->quota = quota;
 			best->period = period;
-			bool top = rel[0] == '\0' || strcmp(rel, "/") == 0;
 			format_to(best->dir, sizeof(best->dir), "%.*s%s", (int)rl, cg,
 			          top ? (rl ? "" : "/") : rel);
 		}
-		char *slash = strrchr(rel, '/');
-		if (!slash || rel[0] == '\0' || strcmp(rel, "/") == 0)
+		if (top)
 			break;
+		char *slash = strrchr(rel, '/');
 		slash[slash == rel ? 1 : 0] = '\0';
 	}
 }
@@ -330,31 +377,9 @@ static void walk_cgroup(const char *root, int version, const cgroup_mount *m, co
 static void cgroup_cpu_limit(const char *root, cgroup_limit *best)
 {
 	memset(best, 0, sizeof(*best));
-	char path[PATH_MAX];
-	if (!format_to(path, sizeof(path), "%s/proc/self/cgroup", root))
+	char v1_path[CG_PATH], v2_path[CG_PATH];
+	if (!find_cgroups(root, v1_path, v2_path) || (!v1_path[0] && !v2_path[0]))
 		return;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	char line[PATH_MAX + 256], v1_path[PATH_MAX] = "", v2_path[PATH_MAX] = "";
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		/* hierarchy-id:controllers:path */
-		char *ctrl = strchr(line, ':');
-		char *cg = ctrl ? strchr(ctrl + 1, ':') : NULL;
-		if (!cg || cg[1] != '/')
-			continue;
-		*ctrl++ = '\0';
-		*cg++ = '\0';
-		if (strcmp(line, "0") == 0 && ctrl[0] == '\0')
-			format_to(v2_path, sizeof(v2_path), "%s", cg);
-		else if (has_token(ctrl, "cpu"))
-			format_to(v1_path, sizeof(v1_path), "%s", cg);
-	}
-	fclose(f);
-	if (!v1_path[0] && !v2_path[0])
-		return;
-
 	cgroup_mount v1 = {0}, v2 = {0};
 	if (!find_mounts(root, &v1, &v2)) { /* the usual places */
 		v1 = (cgroup_mount){.found = true, .point = "/sys/fs/cgroup/cpu", .root = "/"};
@@ -536,10 +561,12 @@ int weft__config_model(weft_rt *rt)
 			        "%d "
 			        "worker(s)\n",
 			        asked.workers, model, rt->cfg.workers);
+		bool asked_for = rt->workers_source == WEFT_WORKERS_FROM_ENV ||
+		                 rt->workers_source == WEFT_WORKERS_FROM_CONFIG;
 		size_t used = strlen(rt->workers_detail);
 		format_to(rt->workers_detail + used, sizeof(rt->workers_detail) - used,
-		          "; the %s model runs %d, not the %d asked", model, rt->cfg.workers,
-		          asked.workers);
+		          "; the %s model runs %d, not the %d %s", model, rt->cfg.workers,
+		          asked.workers, asked_for ? "asked" : "found");
 	}
 	if (asked.preempt != WEFT_PREEMPT_OFF && rt->cfg.preempt == WEFT_PREEMPT_OFF)
 		fprintf(stderr,
