@@ -23,6 +23,8 @@
 
 #include <weft/compat/sched.h>
 
+#include "common/cli.h"
+
 #define MAX_LEN 100000000L
 
 typedef struct slice {
@@ -86,6 +88,7 @@ static void usage(FILE *out, const char *prog)
 	        "scheduler. Prints the array before and after.\n"
 	        "  --quiet   print a one-line summary instead of the arrays\n"
 	        "  --help    show this help\n"
+	        "  --version print the version and exit\n"
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY override the model and worker count.\n"
 	        "Exit status: 0 sorted, 1 not sorted, 2 usage or start-up error.\n",
 	        prog, MAX_LEN);
@@ -116,23 +119,38 @@ int main(int argc, char **argv)
 	int npos = 0;
 	bool quiet = false;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hq", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			usage(stdout, prog);
 			return 0;
-		} else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+		case OPT_VERSION:
+			return cli_print_version("seed-sort");
+		case 'q':
 			quiet = true;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
+			break;
+		default:
+			cli_option_error(prog, c, argv, longopts);
 			usage(stderr, prog);
 			return 2;
-		} else if (npos < 2) {
-			pos[npos++] = argv[i];
-		} else {
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (npos == 2) {
 			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]);
 			usage(stderr, prog);
 			return 2;
 		}
+		pos[npos++] = argv[i];
 	}
 	if (npos != 2) {
 		fprintf(stderr, "%s: missing the number of threads or the length of the array\n",

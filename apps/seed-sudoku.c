@@ -19,6 +19,8 @@
 
 #include <weft/compat/sched.h>
 
+#include "common/cli.h"
+
 #define N_TASKS 11
 
 /* The grid as printed, row by row (the seed's output). */
@@ -86,6 +88,7 @@ static void usage(FILE *out, const char *prog)
 	        "on <threads> workers (1..1024) of weft's seed-compatible scheduler.\n"
 	        "  --invalid   swap two cells first, so the grid is invalid\n"
 	        "  --help      show this help\n"
+	        "  --version   print the version and exit\n"
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY override the model and worker count.\n"
 	        "Exit status: 0 valid, 1 invalid, 2 usage or start-up error.\n",
 	        prog);
@@ -107,23 +110,38 @@ int main(int argc, char **argv)
 	const char *threads_arg = NULL;
 	bool invalid = false;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"invalid", no_argument, NULL, 'i'},
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			usage(stdout, prog);
 			return 0;
-		} else if (strcmp(argv[i], "--invalid") == 0) {
+		case OPT_VERSION:
+			return cli_print_version("seed-sudoku");
+		case 'i':
 			invalid = true;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
+			break;
+		default:
+			cli_option_error(prog, c, argv, longopts);
 			usage(stderr, prog);
 			return 2;
-		} else if (!threads_arg) {
-			threads_arg = argv[i];
-		} else {
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (threads_arg) {
 			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]);
 			usage(stderr, prog);
 			return 2;
 		}
+		threads_arg = argv[i];
 	}
 	if (!threads_arg) {
 		fprintf(stderr, "%s: the number of threads must be specified\n", prog);

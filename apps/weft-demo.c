@@ -1,6 +1,7 @@
 /* weft-demo: what weft does today, in a few seconds (`make demo`).
  *
  *   weft-demo [--quick]
+ *   weft-demo --version
  *
  * 1. The same two workloads (CPU-bound tasks, and tiny tasks that show the
  *    per-task cost) through the native API under the threads model with 1
@@ -31,6 +32,8 @@
 #include <unistd.h>
 
 #include <weft/weft.h>
+
+#include "common/cli.h"
 
 static double now_ms(void)
 {
@@ -200,6 +203,14 @@ static void prio_task(void *arg)
 static const char names[N_PRIO] = {'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'};
 static const int prios[N_PRIO] = {5, 1, 4, 1, 3, 9, 2, 1};
 
+static void open_gate(gate_t *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->open = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->lock);
+}
+
 /* One worker is held by a gate task while the 8 tasks are posted, so they
  * are all queued when it is released: the order they run in is the
  * policy's. */
@@ -215,23 +226,31 @@ static void priority_run(weft_model model, weft_policy policy)
 
 	weft_task_init(&gt, gate_task, &g);
 	weft_task_set_priority(&gt, -1);
-	weft_post(rt, &gt);
+	int rc = weft_post_wait(rt, &gt);
+	if (rc)
+		die("weft_post", rc);
 	pthread_mutex_lock(&g.lock);
 	while (!g.inside)
 		pthread_cond_wait(&g.cv, &g.lock);
 	pthread_mutex_unlock(&g.lock);
+	/* With a ready queue smaller than 8 (WEFT_QUEUE_CAPACITY), the gate
+	 * opens when it is full, and the rest wait for room: the order is then
+	 * the policy's only among the tasks queued together. */
+	bool full = false;
 	for (int i = 0; i < N_PRIO; i++) {
 		args[i] = (prio_arg_t){&log, i};
 		weft_task_init(&tasks[i], prio_task, &args[i]);
 		weft_task_set_priority(&tasks[i], prios[i]);
-		int rc = weft_post(rt, &tasks[i]);
+		rc = full ? weft_post_wait(rt, &tasks[i]) : weft_post(rt, &tasks[i]);
+		if (rc == WEFT_EFULL) {
+			full = true;
+			open_gate(&g);
+			rc = weft_post_wait(rt, &tasks[i]);
+		}
 		if (rc)
 			die("weft_post", rc);
 	}
-	pthread_mutex_lock(&g.lock);
-	g.open = true;
-	pthread_cond_broadcast(&g.cv);
-	pthread_mutex_unlock(&g.lock);
+	open_gate(&g);
 	weft_wait_all(rt);
 	weft_rt_destroy(rt);
 
@@ -303,7 +322,7 @@ static void mix_root(void *arg)
 	weft_group_init(&g);
 	for (long i = 0; i < mix.chunks; i++) {
 		weft_task_init(&mix.tasks[i], mix_chunk, &mix.work[i]);
-		int rc = weft_post_in(weft_rt_current(), &g, &mix.tasks[i]);
+		int rc = cli_post(weft_rt_current(), &g, &mix.tasks[i], mix_chunk, &mix.work[i]);
 		if (rc)
 			die("weft_post_in", rc);
 	}
@@ -365,10 +384,10 @@ static void mixed_demo(bool quick)
 		}
 		double t0 = now_ms(), c0 = cpu_ms();
 		weft_task_init(&root, mix_root, NULL);
-		int rc = weft_post(rt, &root);
+		int rc = weft_post_wait(rt, &root);
 		for (int i = 0; i < N_SLEEPERS && rc == 0; i++) {
 			weft_task_init(&sleepers[i], nap, &ns);
-			rc = weft_post(rt, &sleepers[i]);
+			rc = weft_post_wait(rt, &sleepers[i]);
 		}
 		if (rc)
 			die("weft_post", rc);
@@ -414,7 +433,7 @@ static void waiting_demo(bool quick)
 		double t0 = now_ms();
 		for (int i = 0; i < N_NAPS; i++) {
 			weft_task_init(&t[i], nap, &ns);
-			int rc = weft_post(rt, &t[i]);
+			int rc = weft_post_wait(rt, &t[i]);
 			if (rc)
 				die("weft_post", rc);
 		}
@@ -470,7 +489,7 @@ static void preemption_demo(void)
 		for (int i = 0; i < 2; i++) {
 			atomic_store(&spin_count[i], 0);
 			weft_task_init(&t[i], spin_pair, (void *)(intptr_t)i);
-			if ((rc = weft_post(rt, &t[i])))
+			if ((rc = weft_post_wait(rt, &t[i])))
 				die("weft_post", rc);
 		}
 		weft_wait_all(rt);
@@ -674,20 +693,41 @@ static void applications(void)
 
 int main(int argc, char **argv)
 {
+	enum { OPT_VERSION = 256, OPT_QUICK };
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"quick", no_argument, NULL, OPT_QUICK},
+	        {NULL, 0, NULL, 0},
+	};
 	bool quick = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0) {
-			quick = true;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			printf("usage: %s [--quick]\n"
 			       "Shows weft's models, priority order, run-time selection and the\n"
-			       "seed's programs in a few seconds. --quick: smaller workloads.\n",
+			       "seed's programs in a few seconds.\n"
+			       "  --quick     smaller workloads\n"
+			       "  -h, --help  this text\n"
+			       "  --version   print the version and exit\n",
 			       argv[0]);
 			return 0;
-		} else {
-			fprintf(stderr, "weft-demo: unknown argument '%s' (try --help)\n", argv[i]);
+		case OPT_VERSION:
+			return cli_print_version("weft-demo");
+		case OPT_QUICK:
+			quick = true;
+			break;
+		default:
+			cli_option_error("weft-demo", c, argv, longopts);
+			fprintf(stderr, "(try --help)\n");
 			return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "weft-demo: unexpected argument '%s' (try --help)\n", argv[optind]);
+		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("weft %d.%d.%d demo: one program, the threading model chosen at run time\n\n",

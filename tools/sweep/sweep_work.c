@@ -2,6 +2,7 @@
  * predict from WEFT_WORKERS.
  *
  *   sweep-work [--fail-every K] <tasks> <millions>
+ *   sweep-work --version
  *
  * Posts <tasks> tasks on one weft runtime configured only by the WEFT_*
  * environment; each task runs <millions> million rounds of an integer hash
@@ -16,6 +17,7 @@
  *
  * Exit status: 0 done, 2 usage or start-up error, 3 failure on request. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include <weft/weft.h>
 
 #define MAX_TASKS 4096
+#define USAGE     "usage: sweep-work [--fail-every K] <tasks> <millions>\n"
 
 typedef struct job {
 	weft_task task;
@@ -84,18 +87,40 @@ static int nth_run_fails(long every)
 
 int main(int argc, char **argv)
 {
+	enum { OPT_VERSION = 256, OPT_FAIL_EVERY };
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {"fail-every", required_argument, NULL, OPT_FAIL_EVERY},
+	        {NULL, 0, NULL, 0},
+	};
 	long fail_every = 0;
-	int i = 1;
-	if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
-		printf("usage: sweep-work [--fail-every K] <tasks> <millions>\n");
-		return 0;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			printf(USAGE);
+			return 0;
+		case OPT_VERSION:
+			printf("sweep-work (weft) %s\n", weft_version());
+			return 0;
+		case OPT_FAIL_EVERY:
+			fail_every = parse_long(optarg, 1, 1000000, "--fail-every");
+			break;
+		case ':':
+			fprintf(stderr, "sweep-work: option '%s' needs a value\n" USAGE,
+			        argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "sweep-work: unknown option '%s'\n" USAGE,
+			        argv[optind - 1]);
+			return 2;
+		}
 	}
-	if (i + 1 < argc && !strcmp(argv[i], "--fail-every")) {
-		fail_every = parse_long(argv[i + 1], 1, 1000000, "--fail-every");
-		i += 2;
-	}
+	int i = optind;
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: sweep-work [--fail-every K] <tasks> <millions>\n");
+		fprintf(stderr, USAGE);
 		return 2;
 	}
 	long tasks = parse_long(argv[i], 1, MAX_TASKS, "task count");
@@ -113,7 +138,7 @@ int main(int argc, char **argv)
 		jobs[t].rounds = (uint64_t)millions * 1000000u;
 		int rc = weft_task_init(&jobs[t].task, work, &jobs[t]);
 		if (rc == 0)
-			rc = weft_post(rt, &jobs[t].task);
+			rc = weft_post_wait(rt, &jobs[t].task); /* room in a bounded queue */
 		if (rc != 0) {
 			fprintf(stderr, "sweep-work: cannot post task %ld: %s\n", t,
 			        weft_strerror(rc));

@@ -52,7 +52,16 @@ static weft_rt *fibers_rt(size_t *stack_size)
 
 static void post_or_die(weft_rt *rt, weft_task *t)
 {
-	int rc = weft_post(rt, t);
+	/* A bounded ready queue (WEFT_QUEUE_CAPACITY) is full: wait for room
+	 * (from a task, let the others run first). */
+	int rc;
+	while ((rc = weft_post(rt, t)) == WEFT_EFULL) {
+		if (!weft_rt_current()) {
+			rc = weft_post_wait(rt, t);
+			break;
+		}
+		weft_yield();
+	}
 	if (rc != 0)
 		die("weft_post", rc);
 }
