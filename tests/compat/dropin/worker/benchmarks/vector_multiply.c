@@ -9,8 +9,9 @@
  *
  *   vector_multiply [threads] [size]      (default 2 threads, 300000)
  *
- * Unlike the seed, it also checks: exit status 1 when the threaded sum is
- * not the single-threaded one. */
+ * Unlike the seed, it also checks (exit status 1 when the threaded sum is
+ * not the single-threaded one) and sums in unsigned arithmetic: the seed's
+ * int overflowed, which the sanitizer builds rightly report. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +30,9 @@ int thread_num;
 int vector_size = VECTOR_SIZE;
 int *counter;
 pthread_t *thread;
-int r[VECTOR_SIZE * 10];
-int s[VECTOR_SIZE * 10];
-int res = 0;
+unsigned int r[VECTOR_SIZE * 10];
+unsigned int s[VECTOR_SIZE * 10];
+unsigned int res = 0;
 
 void vector_multiply(void *arg)
 {
@@ -50,11 +51,11 @@ void vector_multiply(void *arg)
 int verify()
 {
 	int i = 0;
-	int vres = 0;
+	unsigned int vres = 0;
 
 	for (i = 0; i < vector_size; i += 1)
 		vres += r[i] * s[i];
-	return vres;
+	return (int)vres;
 }
 
 int main(int argc, char **argv)
@@ -106,7 +107,7 @@ int main(int argc, char **argv)
 
 	pthread_mutex_destroy(&mutex);
 
-	int threaded = res;
+	int threaded = (int)res;
 	int verified = verify();
 	printf("Total sum is: %d\n", threaded);
 	printf("Verified sum is: %d\n", verified);
