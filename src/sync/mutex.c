@@ -1,13 +1,13 @@
-/* weft_mutex: a barging mutex with a starvation mode, after Go's
+/* weft_mutex: a barging mutex with a starvation rule, after Go's
  * sync.Mutex.
  *
  * The whole state is one 32-bit word (weft__sync.state, used atomically):
  *
  *   LOCKED    someone holds the mutex
- *   WOKEN     a waiter is awake and competing for it (woken by an unlock,
- *             or spinning): an unlock then wakes nobody else
- *   STARVING  hand-off mode: unlock passes the mutex straight to the
- *             longest waiter (LOCKED stays set throughout)
+ *   WOKEN     an unlock woke a waiter that has not yet taken the mutex or
+ *             queued again: unlocks meanwhile wake nobody else
+ *   STARVING  the head waiter starved: the next unlock hands the mutex to
+ *             it instead of freeing it, and nobody else may take it
  *   count     queued waiters (state / WAITER), changed only under the
  *             internal lock together with the queue, so it is the queue's
  *             length
@@ -15,35 +15,38 @@
  * Normal mode. lock() takes a free mutex with one CAS whoever is queued
  * (barging); a kernel thread spins briefly while the holder runs, then
  * queues and parks (waiter.c: spins a little more, then sleeps on a futex);
- * a fiber queues at once. unlock() clears LOCKED with one CAS; if waiters
- * are queued and none is awake already it wakes the longest one, which
- * then competes like a new arrival. A running thread thus re-takes a lock
- * it just let go without waiting for a sleeping waiter to be scheduled:
- * with more threads than CPUs the old rule (every unlock hands the mutex to
- * the longest waiter, often not running) made every lock cost a sleep and
- * a wake-up (a lock convoy: 8 threads on 2 CPUs paid 700-10,000 ns a pair
- * against glibc's 20-40).
+ * a fiber queues at once. unlock() clears LOCKED with one atomic add that
+ * cannot fail, as glibc's does; if waiters are queued and none is awake
+ * already, it wakes the longest one, which then competes like a new
+ * arrival. A running thread thus re-takes a mutex it just let go without
+ * waiting for a sleeping waiter to be scheduled. The rule this replaces
+ * (every unlock hands the mutex to the longest waiter, often not running)
+ * made every lock cost a sleep and a wake-up once threads outnumbered CPUs:
+ * a lock convoy, 700-12,000 ns a pair for 8 threads on 2 CPUs against
+ * glibc's 20-40.
  *
- * Starvation mode. A woken waiter that loses the race is queued again at
- * the front. If it has waited more than STARVE_NS since it first queued,
- * it sets STARVING: from then on unlock hands the mutex over without
- * freeing it, and arrivals queue behind the waiters. The mode ends when a
- * hand-off leaves the queue empty or goes to a waiter that waited less
- * than STARVE_NS (staying in it longer would bring the convoy back). So
- * no waiter waits much longer than STARVE_NS plus the waiters ahead of it.
+ * Starvation. A woken waiter that loses the race queues again at the
+ * front. If it has waited more than STARVE_NS since it first queued, it
+ * sets STARVING as it queues, and the next unlock hands the mutex to it
+ * (LOCKED is set again for it, never observed free). That ends the
+ * episode: the next waiter must starve in turn to be handed the mutex.
+ * Go keeps handing over until a waiter is served quickly, but with kernel
+ * threads on few CPUs every waiter has waited long, and staying in
+ * hand-off brings the convoy back. So a waiter waits about STARVE_NS plus
+ * two wake-ups for each waiter ahead of it, however the others hammer.
  *
- * Ordering. A waiter adds itself to the count with a CAS that requires
- * LOCKED, under the internal lock, and pushes itself before releasing that
- * lock; an unlock that sees the count goes through the same lock to pop.
- * So either the unlock's CAS came first (the waiter's CAS fails and it
- * sees the mutex free) or the unlock sees the waiter and finds it queued:
- * no lost wake-up. Only the thread that owns WOKEN (the waiter an unlock
- * chose, or the spinner that set it) may set STARVING, and it clears WOKEN
- * in the same CAS, so a normal-mode wake and a hand-off never pop the same
- * waiter twice.
+ * Ordering. A waiter adds itself to the count with a CAS that requires the
+ * mutex taken (LOCKED or STARVING), under the internal lock, and pushes
+ * itself before releasing that lock; an unlock that sees the count takes
+ * the same lock to pop. Either the unlock came first (the waiter's CAS
+ * fails and it sees the mutex free) or the unlock sees the waiter and
+ * finds it queued: no lost wake-up. Only the waiter that owns WOKEN sets
+ * STARVING, clearing WOKEN in the same CAS, and only the unlock whose
+ * atomic add saw STARVING hands off: one hand-off per episode.
  *
- * Costs. Uncontended lock and unlock are one CAS each on the mutex's own
- * word; nothing else shared is written, and nothing is allocated. */
+ * Costs. Uncontended lock and unlock are one atomic operation each on the
+ * mutex's own word; nothing else shared is written, and nothing is
+ * allocated. */
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -58,7 +61,7 @@
 #define WAITER   8u /* one queued waiter in the count */
 
 #define LOCK_SPINS 64      /* pauses a kernel thread spins while the holder runs */
-#define STARVE_NS  1000000 /* a waiter older than this turns on hand-off */
+#define STARVE_NS  1000000 /* a waiter older than this is handed the mutex */
 
 enum { HANDED_OFF = 1 }; /* waiter result: the unlocker made us the owner */
 
@@ -112,18 +115,18 @@ static bool queue_and_park(weft__sync *s, int64_t *since, bool *awoke, bool star
 {
 	_Atomic uint32_t *st = word(s);
 	weft__waiter w;
-	weft__waiter_init(&w, since);
+	weft__waiter_init(&w, NULL);
 	weft__lock_acquire(&s->lock);
 	uint32_t old = atomic_load_explicit(st, memory_order_relaxed), new;
 	do {
-		if (!(old & LOCKED)) {
+		if (!(old & (LOCKED | STARVING))) {
 			weft__lock_release(&s->lock);
 			return false;
 		}
 		new = old + WAITER;
 		if (*awoke)
-			new &= ~WOKEN; /* ours: we were woken, or set it spinning */
-		if (starving)
+			new &= ~WOKEN; /* ours: we were the waiter woken */
+		if (starving && (old & LOCKED))
 			new |= STARVING;
 	} while (!atomic_compare_exchange_weak_explicit(st, &old, new, memory_order_relaxed,
 	                                                memory_order_relaxed));
@@ -148,21 +151,15 @@ static void lock_slow(weft__sync *s, uint32_t old)
 	int64_t since = 0; /* when we first queued */
 	bool awoke = false, starving = false;
 	for (;;) {
-		if (!(old & LOCKED)) {
-			/* Free (STARVING is never set without LOCKED): barge. */
+		if (!(old & (LOCKED | STARVING))) {
+			/* Free: barge. */
 			uint32_t new = (old | LOCKED) & ~(awoke ? WOKEN : 0u);
 			if (atomic_compare_exchange_weak_explicit(
 			            st, &old, new, memory_order_acquire, memory_order_relaxed))
 				return;
 			continue;
 		}
-		if (!(old & STARVING) && spins < LOCK_SPINS) {
-			/* Tell unlock someone is awake, so it wakes nobody more. */
-			if (!awoke && !(old & WOKEN) && old >= WAITER &&
-			    atomic_compare_exchange_weak_explicit(st, &old, old | WOKEN,
-			                                          memory_order_relaxed,
-			                                          memory_order_relaxed))
-				awoke = true;
+		if (!(old & STARVING) && spins < LOCK_SPINS) { /* LOCKED: spin a little */
 			weft__cpu_relax();
 			spins++;
 			old = atomic_load_explicit(st, memory_order_relaxed);
@@ -208,20 +205,23 @@ int weft_mutex_trylock(weft_mutex *m)
 	return WEFT_EBUSY;
 }
 
-/* Starvation mode: the mutex goes to the longest waiter without being
- * freed. */
+/* Starvation: LOCKED was cleared by our unlock and STARVING keeps everyone
+ * else out. The mutex goes to the head waiter (the one that starved) and
+ * the mode ends with this one hand-off. */
 static void hand_off(weft__sync *s)
 {
 	_Atomic uint32_t *st = word(s);
 	weft__lock_acquire(&s->lock);
-	weft__waiter *w = weft__sync_pop(s); /* never NULL: STARVING has waiters */
-	uint32_t sub = WAITER;
-	if (!s->head || now_ns() - *(int64_t *)w->data <= STARVE_NS)
-		sub += STARVING;
-	atomic_fetch_sub_explicit(st, sub, memory_order_release);
-	w->result = HANDED_OFF;
+	weft__waiter *w = weft__sync_pop(s);
+	if (w) {
+		atomic_fetch_add_explicit(st, LOCKED - WAITER - STARVING, memory_order_relaxed);
+		w->result = HANDED_OFF;
+	} else { /* cannot happen (STARVING has a waiter): free it */
+		atomic_fetch_and_explicit(st, ~STARVING, memory_order_relaxed);
+	}
 	weft__lock_release(&s->lock);
-	weft__waiter_unpark(w);
+	if (w)
+		weft__waiter_unpark(w);
 }
 
 /* Normal mode, after setting WOKEN: wakes the longest waiter to compete. */
@@ -239,32 +239,43 @@ static void wake_one(weft__sync *s)
 		weft__waiter_unpark(w);
 }
 
+static void unlock_slow(weft__sync *s, uint32_t old)
+{
+	_Atomic uint32_t *st = word(s);
+	if (old & STARVING) {
+		hand_off(s); /* STARVING was set while we held it: ours to hand over */
+		return;
+	}
+	old -= LOCKED;
+	/* Wake one waiter unless one is awake, someone barged in (their unlock
+	 * will see to it) or hand-off began. */
+	while (old >= WAITER && !(old & (LOCKED | WOKEN | STARVING))) {
+		if (atomic_compare_exchange_weak_explicit(
+		            st, &old, old | WOKEN, memory_order_relaxed, memory_order_relaxed)) {
+			wake_one(s);
+			return;
+		}
+	}
+}
+
 int weft_mutex_unlock(weft_mutex *m)
 {
 	if (!m)
 		return WEFT_EINVAL;
 	weft__sync *s = WEFT__SYNC(m);
 	_Atomic uint32_t *st = word(s);
-	uint32_t old = LOCKED;
-	if (!atomic_compare_exchange_strong_explicit(st, &old, 0, memory_order_release,
-	                                             memory_order_relaxed)) {
-		for (;;) {
-			if (!(old & LOCKED))
-				return WEFT_EINVAL;
-			if (old & STARVING) {
-				hand_off(s);
-				break;
-			}
-			bool wake = old >= WAITER && !(old & WOKEN);
-			uint32_t new = (old & ~LOCKED) | (wake ? WOKEN : 0u);
-			if (atomic_compare_exchange_weak_explicit(
-			            st, &old, new, memory_order_release, memory_order_relaxed)) {
-				if (wake)
-					wake_one(s);
-				break;
-			}
-		}
+	if (!(atomic_load_explicit(st, memory_order_relaxed) & LOCKED))
+		return WEFT_EINVAL;
+	/* One RMW that never fails, as glibc's unlock: under contention a CAS
+	 * would fail and retry on a line other CPUs keep taking. */
+	uint32_t old = atomic_fetch_sub_explicit(st, LOCKED, memory_order_release);
+	if (!(old & LOCKED)) {
+		/* Misuse racing with another unlock: undo the borrow. */
+		atomic_fetch_add_explicit(st, LOCKED, memory_order_relaxed);
+		return WEFT_EINVAL;
 	}
+	if (old != LOCKED)
+		unlock_slow(s, old);
 	held(-1);
 	return 0;
 }
