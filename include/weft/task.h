@@ -48,10 +48,10 @@ typedef struct weft_task {
 
 typedef struct weft_group {
 	/* private */
-	uint32_t pending_; /* unfinished tasks | waiter and lock bits, atomic */
-	uint32_t spare_;
-	void *waiters_; /* weft_group_wait callers, under the lock bit of pending_ */
-	void *reserved_[3];
+	uint32_t pending_;  /* unfinished tasks | waiter and lock bits, atomic */
+	uint32_t sign_;     /* in-flight bits of its latest post, atomic */
+	void *waiters_;     /* weft_group_wait callers, under the lock bit of pending_ */
+	void *reserved_[3]; /* [0]: marks it initialised */
 } weft_group;
 
 /** weft_task_init prepares a task to run fn(arg) with priority 0. Returns

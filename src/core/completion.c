@@ -12,6 +12,15 @@ bool weft__quiescent(weft__completion *c, const weft__worker_sums *s, void *stat
 	return finished == posted;
 }
 
+void weft__external_refused(weft__completion *c)
+{
+	atomic_fetch_add(&c->external_refused, 1);
+	if (atomic_load(&c->all_waiters) > 0) {
+		atomic_fetch_add(&c->all_seq, 1);
+		weft__futex_wake(&c->all_seq, INT_MAX);
+	}
+}
+
 void weft__external_drain(weft__completion *c)
 {
 	while (atomic_load_explicit(&c->external_left, memory_order_acquire) !=
@@ -19,7 +28,7 @@ void weft__external_drain(weft__completion *c)
 		sched_yield();
 }
 
-void weft__wait_quiescent(weft__completion *c, weft_rt *rt, const weft__worker_sums *s, void *state)
+void weft__wait_quiescent(weft__completion *c, const weft__worker_sums *s, void *state)
 {
 	for (;;) {
 		uint32_t seq = atomic_load(&c->all_seq);
@@ -28,11 +37,7 @@ void weft__wait_quiescent(weft__completion *c, weft_rt *rt, const weft__worker_s
 			atomic_fetch_sub(&c->all_waiters, 1);
 			return;
 		}
-		/* While closing, a refused poster bumps external_refused without
-		 * waking anyone (it must not touch the runtime afterwards), so
-		 * poll rather than rely on a wake-up. */
-		int64_t timeout = atomic_load(&rt->closing) ? 1000000 : -1;
-		weft__futex_wait(&c->all_seq, seq, timeout);
+		weft__futex_wait(&c->all_seq, seq, -1);
 		atomic_fetch_sub(&c->all_waiters, 1);
 	}
 }

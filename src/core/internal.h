@@ -40,6 +40,26 @@
 #define WEFT__STATE_MASK 0x7u
 #define WEFT__WAITER     0x8u
 #define WEFT__LOCKED     0x10u
+/* While a task is queued or running, the bits above hold the fork
+ * generation of the process that posted it (weft_wait in a forked child
+ * refuses to wait for a task of its parent's, which never finishes there)
+ * and a signature, so that weft_task_init can refuse an in-flight task
+ * without mistaking uninitialised memory for one. */
+#define WEFT__FORK_SHIFT 5
+#define WEFT__FORK_BITS  0x1e0u
+#define WEFT__IN_FLIGHT  (0x5ef7a3u << 9)
+#define WEFT__SIGN_MASK  0xfffffe00u
+
+/* Bumped in the child of every fork (runtime.c): runtimes and tasks of the
+ * parent carry an older generation. */
+extern _Atomic unsigned weft__fork_gen;
+
+static inline uint32_t weft__in_flight_bits(void)
+{
+	return WEFT__IN_FLIGHT |
+	       ((atomic_load_explicit(&weft__fork_gen, memory_order_relaxed) << WEFT__FORK_SHIFT) &
+	        WEFT__FORK_BITS);
+}
 
 /* weft_group.pending_ counts unfinished tasks in units of GROUP_ONE; bit 0
  * says weft_group_wait callers are on the group's waiters_ list, bit 1 that
@@ -49,6 +69,26 @@
 #define WEFT__GROUP_WAITER 1u
 #define WEFT__GROUP_LOCKED 2u
 #define WEFT__GROUP_ONE    4u
+
+/* ------------------------------------------------------------ completion */
+
+/* What every model with workers shares to answer "has everything posted
+ * finished?" without a shared counter on the post/run path (completion.h):
+ * posts from outside the workers (workers count their own) and wait_all
+ * sleepers. It lives in the runtime, not in a model's state, because an
+ * outside poster counts itself here before it looks at anything else: the
+ * count is also what destroy waits on before it frees anything. */
+typedef struct weft__completion {
+	/* Written only by posters from outside the workers: lines of their
+	 * own, so counting a post does not take a line from a worker. */
+	WEFT__ALIGNED _Atomic uint64_t external_posted; /* entered post */
+	_Atomic uint64_t external_refused;              /* entered, then refused: no task */
+	_Atomic uint64_t external_left;                 /* returned from post */
+
+	/* wait_all sleepers: all_seq changes when quiescence is seen. */
+	WEFT__ALIGNED _Atomic uint32_t all_seq;
+	_Atomic int all_waiters;
+} weft__completion;
 
 /* ------------------------------------------------------------ policies */
 
@@ -172,6 +212,8 @@ extern const weft__model_ops weft__model_mn;
 /* ------------------------------------------------------------ runtime */
 
 #define WEFT__RT_MAGIC 0x77656674u /* "weft" */
+#define WEFT__RT_DEAD  0x64656164u /* "dead": destroyed, memory kept */
+enum { WEFT__CLOSING = 1, WEFT__RELEASING = 2 };
 
 struct weft_rt {
 	uint32_t magic;  /* WEFT__RT_MAGIC while alive; catches stale handles */
@@ -196,9 +238,19 @@ struct weft_rt {
 	weft_stats stats_base;
 	struct weft__trace *trace; /* NULL when tracing is off */
 
-	/* Set once by destroy; read by posters. */
+	/* Set by destroy: CLOSING when it begins (posts from outside are
+	 * refused), RELEASING once every task finished (every other call
+	 * from outside is refused, and destroy waits for `callers` to leave
+	 * before it frees the model). */
 	_Atomic int closing;
 	_Atomic int cancelling;
+	unsigned fork_gen;   /* weft__fork_gen when created */
+	weft_rt *next_shell; /* free list of runtime memory (runtime.c) */
+
+	weft__completion done;
+	/* Calls from outside other than posts (wait_all, statistics) inside
+	 * the runtime now. */
+	WEFT__ALIGNED _Atomic int callers;
 
 	/* Kernel-thread workers asleep in a weft wait (sync/waiter.c): when it
 	 * reaches the worker count while tasks are queued, weft says so. */
@@ -284,6 +336,21 @@ WEFT__WARN_UNUSED int weft__config_resolve(weft_rt *rt, const weft_config *in);
  * stderr what the model did not honour (WEFT_WORKERS, preemption, the
  * policy); the configure's error, or 0. */
 WEFT__WARN_UNUSED int weft__config_model(weft_rt *rt);
+
+/* weft__rt_check says whether a caller may use rt: 0, or WEFT_EINVAL for
+ * NULL, a destroyed runtime, or one inherited from the parent across fork
+ * (said once on stderr). */
+int weft__rt_check(const weft_rt *rt);
+
+/* Says once on stderr that `what` belongs to the process this one was
+ * forked from. */
+void weft__report_fork_use(const char *what);
+
+/* weft__rt_enter admits a call from outside the workers that reads the
+ * model's state (wait_all, statistics): 0, or WEFT_ESHUTDOWN once destroy
+ * is about to free it. Pair with weft__rt_leave. */
+int weft__rt_enter(weft_rt *rt);
+void weft__rt_leave(weft_rt *rt);
 
 /* Number of live runtimes: weft_set_allocator refuses to switch while > 0. */
 extern _Atomic int weft__live_runtimes;

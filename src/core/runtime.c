@@ -1,11 +1,14 @@
 /* Runtime lifecycle and the post path shared by every model: argument and
  * state checks, capacity, then the model's submit. */
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/completion.h"
 #include "core/futex.h"
 #include "core/internal.h"
 #include "core/observe.h"
@@ -21,9 +24,104 @@ static const weft__model_ops *const models[] = {
 };
 _Static_assert(sizeof(models) / sizeof(models[0]) == WEFT_MODEL_COUNT_, "one ops table per model");
 
-static bool alive(const weft_rt *rt)
+/* ------------------------------------------------------------ handles */
+
+/* Runtime memory is never freed: destroy puts it on this list and the next
+ * create takes it back. A call that races with destroy, or comes after it
+ * with a stale handle, then reads a runtime marked dead (WEFT_EINVAL)
+ * rather than freed memory. It comes from malloc, not weft's allocator
+ * (weft_set_allocator): a destroyed runtime leaves nothing allocated there. */
+static pthread_mutex_t shells_lock = PTHREAD_MUTEX_INITIALIZER;
+static weft_rt *shells;
+
+static weft_rt *shell_take(void)
 {
-	return rt && rt->magic == WEFT__RT_MAGIC;
+	pthread_mutex_lock(&shells_lock);
+	weft_rt *rt = shells;
+	if (rt)
+		shells = rt->next_shell;
+	pthread_mutex_unlock(&shells_lock);
+	if (!rt)
+		rt = aligned_alloc(alignof(weft_rt), sizeof(weft_rt));
+	if (rt)
+		memset(rt, 0, sizeof(*rt));
+	return rt;
+}
+
+static void shell_give(weft_rt *rt)
+{
+	pthread_mutex_lock(&shells_lock);
+	rt->next_shell = shells;
+	shells = rt;
+	pthread_mutex_unlock(&shells_lock);
+}
+
+/* ------------------------------------------------------------ fork */
+
+/* A forked child has only the thread that called fork: its copy of a
+ * parent's runtime has no workers and its tasks never finish there. Every
+ * call on it says so instead of hanging (libuv's loops need uv_loop_fork;
+ * a child here creates a runtime of its own). */
+_Atomic unsigned weft__fork_gen;
+static _Atomic int fork_reported;
+static pthread_once_t fork_hook_once = PTHREAD_ONCE_INIT;
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&shells_lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&shells_lock);
+}
+
+static void after_fork_child(void)
+{
+	pthread_mutex_unlock(&shells_lock);
+	atomic_fetch_add(&weft__fork_gen, 1);
+	atomic_store(&fork_reported, 0);
+}
+
+static void install_fork_hook(void)
+{
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+void weft__report_fork_use(const char *what)
+{
+	if (!atomic_exchange(&fork_reported, 1))
+		fprintf(stderr,
+		        "weft: %s belongs to the parent process: this process was forked "
+		        "from it, and a runtime's workers and tasks do not cross fork(); "
+		        "create a new runtime in the child (WEFT_EINVAL)\n",
+		        what);
+}
+
+int weft__rt_check(const weft_rt *rt)
+{
+	if (!rt || rt->magic != WEFT__RT_MAGIC)
+		return WEFT_EINVAL;
+	if (rt->fork_gen != atomic_load_explicit(&weft__fork_gen, memory_order_relaxed)) {
+		weft__report_fork_use("the runtime");
+		return WEFT_EINVAL;
+	}
+	return 0;
+}
+
+int weft__rt_enter(weft_rt *rt)
+{
+	atomic_fetch_add(&rt->callers, 1);
+	if (atomic_load(&rt->closing) >= WEFT__RELEASING) {
+		atomic_fetch_sub(&rt->callers, 1);
+		return WEFT_ESHUTDOWN;
+	}
+	return 0;
+}
+
+void weft__rt_leave(weft_rt *rt)
+{
+	atomic_fetch_sub_explicit(&rt->callers, 1, memory_order_release);
 }
 
 /* A run under the random policy that fails should say how to replay it:
@@ -63,10 +161,11 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 	if (!out)
 		return WEFT_EINVAL;
 	*out = NULL;
-	weft_rt *rt = weft__alloc(sizeof(*rt));
+	pthread_once(&fork_hook_once, install_fork_hook);
+	weft_rt *rt = shell_take();
 	if (!rt)
 		return WEFT_ENOMEM;
-	memset(rt, 0, sizeof(*rt));
+	rt->fork_gen = atomic_load(&weft__fork_gen);
 	int rc = weft__config_resolve(rt, cfg);
 	if (rc == 0) {
 		rt->model = models[rt->cfg.model];
@@ -79,9 +178,9 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 		rc = rt->model->start(rt);
 	}
 	if (rc) {
-		rt->magic = 0;
+		rt->magic = WEFT__RT_DEAD;
 		weft__observe_destroy(rt);
-		weft__free(rt, sizeof(*rt));
+		shell_give(rt);
 		return rc;
 	}
 	atomic_fetch_add(&weft__live_runtimes, 1);
@@ -95,14 +194,30 @@ int weft_rt_destroy(weft_rt *rt)
 	return weft_rt_destroy_ex(rt, WEFT_DESTROY_DRAIN, NULL);
 }
 
+/* Waits until *count reads zero: callers on their way out, a few
+ * instructions each, or sleepers that were just woken. */
+static void wait_for_zero(_Atomic int *count, _Atomic uint32_t *seq)
+{
+	while (atomic_load(count) > 0) {
+		if (seq) {
+			atomic_fetch_add(seq, 1);
+			weft__futex_wake(seq, INT_MAX);
+		}
+		sched_yield();
+	}
+}
+
 int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 {
-	if (!alive(rt) || (mode != WEFT_DESTROY_DRAIN && mode != WEFT_DESTROY_CANCEL))
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
+	if (mode != WEFT_DESTROY_DRAIN && mode != WEFT_DESTROY_CANCEL)
 		return WEFT_EINVAL;
 	if (weft__tls.rt == rt)
 		return WEFT_EDEADLK;
 	int was = 0;
-	if (!atomic_compare_exchange_strong(&rt->closing, &was, 1))
+	if (!atomic_compare_exchange_strong(&rt->closing, &was, WEFT__CLOSING))
 		return WEFT_EINVAL; /* another thread is destroying it */
 	if (mode == WEFT_DESTROY_CANCEL)
 		atomic_store(&rt->cancelling, 1);
@@ -110,24 +225,25 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	atomic_fetch_add(&rt->room_seq, 1);
 	weft__futex_wake(&rt->room_seq, INT_MAX);
 
+	/* Every task finishes and the workers end; posts from outside that
+	 * began before closing are waited for, later ones are refused. */
 	rt->model->stop(rt);
-	/* A weft_post_wait sleeper still inside must leave before rt is freed. */
-	while (atomic_load(&rt->room_waiters) > 0) {
-		atomic_fetch_add(&rt->room_seq, 1);
-		weft__futex_wake(&rt->room_seq, INT_MAX);
-		sched_yield();
-	}
-
+	weft__external_drain(&rt->done);
 	weft_stats s;
 	weft_stats_get(rt, &s);
 	if (discarded)
 		*discarded = (size_t)s.cancelled;
 	if (rt->cfg.stats)
 		weft_stats_print(rt, stderr);
+	/* Calls from outside still inside (wait_all, statistics, post_wait
+	 * sleepers) leave before the model is freed; later ones are refused. */
+	atomic_store(&rt->closing, WEFT__RELEASING);
+	wait_for_zero(&rt->callers, &rt->done.all_seq);
+	wait_for_zero(&rt->room_waiters, &rt->room_seq);
 	rt->model->release(rt);
 	weft__observe_destroy(rt); /* writes the trace file */
-	rt->magic = 0;
-	weft__free(rt, sizeof(*rt));
+	rt->magic = WEFT__RT_DEAD;
+	shell_give(rt);
 	atomic_fetch_sub(&weft__live_runtimes, 1);
 	return 0;
 }
@@ -159,18 +275,13 @@ void weft__release_capacity(weft_rt *rt, long n)
 
 /* ------------------------------------------------------------ post */
 
-/* count_rejected: a refusal counts in stats.rejected (not for the tries
- * weft_post_wait makes while it waits for room). */
-static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
+/* Queues t, already marked QUEUED (state `old` before): capacity, group,
+ * observation, then the model's submit. count_rejected: a refusal counts in
+ * stats.rejected (not for the tries weft_post_wait makes while it waits for
+ * room). */
+static int enqueue(weft_rt *rt, weft_group *g, weft_task *t, uint32_t old, bool count_rejected,
+                   bool from_task)
 {
-	if (!alive(rt) || !t || !t->fn_)
-		return WEFT_EINVAL;
-	uint32_t old = atomic_load_explicit((_Atomic uint32_t *)&t->state_, memory_order_relaxed);
-	uint32_t st = old & WEFT__STATE_MASK;
-	if (st == WEFT_TASK_QUEUED || st == WEFT_TASK_RUNNING)
-		return WEFT_EBUSY;
-	if (!atomic_compare_exchange_strong((_Atomic uint32_t *)&t->state_, &old, WEFT_TASK_QUEUED))
-		return WEFT_EBUSY; /* another thread posted it just now */
 	if (!reserve_capacity(rt)) {
 		atomic_store((_Atomic uint32_t *)&t->state_, old & WEFT__STATE_MASK);
 		if (count_rejected)
@@ -185,18 +296,54 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 	WEFT__PROBE2(task__post, t, rt);
 	t->quanta_ = 0;
 	t->epoch_ = 0; /* mlfq: a new arrival, placed by its priority */
-	if (g)
+	if (g) {
 		atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
 		                          memory_order_relaxed);
-	/* A refused submit has released the capacity itself: once it returns,
-	 * a destroy in progress may have freed rt. */
-	int rc = rt->model->submit(rt, t, weft__tls.rt == rt);
+		atomic_store_explicit((_Atomic uint32_t *)&g->sign_, weft__in_flight_bits(),
+		                      memory_order_relaxed);
+	}
+	int rc = rt->model->submit(rt, t, from_task); /* releases capacity if it refuses */
 	if (rc) {
 		if (g)
 			atomic_fetch_sub((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE);
 		t->group_ = NULL;
 		atomic_store((_Atomic uint32_t *)&t->state_, old & WEFT__STATE_MASK);
 	}
+	return rc;
+}
+
+/* From outside the workers, a post counts itself in rt->done before it
+ * looks at anything else, and its last touch of the runtime is the
+ * external_left increment: destroy sets closing and then waits for that
+ * count, so either it waits for this post (and its task), or the post sees
+ * closing and refuses. */
+static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
+{
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
+	if (!t || !t->fn_)
+		return WEFT_EINVAL;
+	uint32_t old = atomic_load_explicit((_Atomic uint32_t *)&t->state_, memory_order_relaxed);
+	uint32_t st = old & WEFT__STATE_MASK;
+	if (st == WEFT_TASK_QUEUED || st == WEFT_TASK_RUNNING)
+		return WEFT_EBUSY;
+	if (!atomic_compare_exchange_strong((_Atomic uint32_t *)&t->state_, &old,
+	                                    WEFT_TASK_QUEUED | weft__in_flight_bits()))
+		return WEFT_EBUSY; /* another thread posted it just now */
+	if (weft__tls.rt == rt)
+		return enqueue(rt, g, t, old, count_rejected, true);
+	weft__completion *c = &rt->done;
+	atomic_fetch_add(&c->external_posted, 1);
+	if (atomic_load(&rt->closing)) {
+		atomic_store((_Atomic uint32_t *)&t->state_, old & WEFT__STATE_MASK);
+		rc = WEFT_ESHUTDOWN;
+	} else {
+		rc = enqueue(rt, g, t, old, count_rejected, false);
+	}
+	if (rc)
+		weft__external_refused(c);
+	atomic_fetch_add_explicit(&c->external_left, 1, memory_order_release);
 	return rc;
 }
 
@@ -218,12 +365,13 @@ int weft_post_in(weft_rt *rt, weft_group *g, weft_task *t)
  * sees the sleeper and changes room_seq, so the futex wait cannot miss it. */
 int weft_post_wait(weft_rt *rt, weft_task *t)
 {
-	if (!alive(rt))
-		return WEFT_EINVAL;
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
 	for (;;) {
 		uint32_t seq = atomic_load(&rt->room_seq);
 		atomic_fetch_add(&rt->room_waiters, 1);
-		int rc = post(rt, NULL, t, false);
+		rc = post(rt, NULL, t, false);
 		if (rc == WEFT_EFULL && weft__tls.rt == rt)
 			rc = WEFT_EDEADLK;
 		else if (rc == WEFT_EFULL && atomic_load(&rt->closing))
@@ -240,11 +388,15 @@ int weft_post_wait(weft_rt *rt, weft_task *t)
 
 int weft_wait_all(weft_rt *rt)
 {
-	if (!alive(rt))
-		return WEFT_EINVAL;
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
 	if (weft__tls.rt == rt)
 		return WEFT_EDEADLK;
+	if ((rc = weft__rt_enter(rt)) != 0)
+		return rc;
 	rt->model->wait_all(rt);
+	weft__rt_leave(rt);
 	return 0;
 }
 
@@ -260,8 +412,11 @@ weft_rt *weft_rt_current(void)
 
 int weft_rt_config(const weft_rt *rt, weft_config *out)
 {
-	if (!alive(rt) || !out)
+	if (!out)
 		return WEFT_EINVAL;
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
 	*out = rt->cfg;
 	return 0;
 }

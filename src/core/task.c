@@ -13,6 +13,10 @@
 #include "obs/probes.h"
 #include "sync/waiter.h"
 
+#ifdef WEFT_HAVE_VALGRIND
+#include <valgrind/memcheck.h>
+#endif
+
 static _Atomic uint32_t *state_word(const weft_task *t)
 {
 	return (_Atomic uint32_t *)&t->state_;
@@ -23,10 +27,34 @@ static _Atomic uint32_t *pending_word(const weft_group *g)
 	return (_Atomic uint32_t *)&g->pending_;
 }
 
+/* Whether the in-flight bits of a state word name a task or group posted
+ * before this process was forked from its parent. */
+static bool from_parent(uint32_t bits)
+{
+	return ((bits ^ weft__in_flight_bits()) & WEFT__FORK_BITS) != 0;
+}
+
+/* Says whether t is queued or running, reading memory that may never have
+ * been initialised (a task about to be initialised for the first time):
+ * the in-flight signature tells a posted task from leftover bytes (random
+ * bytes pass for one with a chance of about 2^-29). */
+static bool posted_and_unfinished(const weft_task *t)
+{
+#ifdef WEFT_HAVE_VALGRIND
+	VALGRIND_MAKE_MEM_DEFINED(&t->state_, sizeof(t->state_));
+#endif
+	uint32_t s = atomic_load(state_word(t));
+	uint32_t st = s & WEFT__STATE_MASK;
+	return (s & WEFT__SIGN_MASK) == WEFT__IN_FLIGHT &&
+	       (st == WEFT_TASK_QUEUED || st == WEFT_TASK_RUNNING) && !from_parent(s);
+}
+
 int weft_task_init(weft_task *t, weft_fn fn, void *arg)
 {
 	if (!t || !fn)
 		return WEFT_EINVAL;
+	if (posted_and_unfinished(t))
+		return WEFT_EBUSY; /* its queue link would be lost */
 	memset(t, 0, sizeof(*t));
 	t->fn_ = fn;
 	t->arg_ = arg;
@@ -269,6 +297,10 @@ int weft_wait(weft_task *t)
 		case WEFT_TASK_CANCELLED:
 			return WEFT_ECANCELED;
 		}
+		if (from_parent(s)) {
+			weft__report_fork_use("a task waited for");
+			return WEFT_EINVAL; /* it never finishes in this process */
+		}
 		if (s & WEFT__LOCKED) {
 			pause_briefly(&spins);
 			s = atomic_load_explicit(w, memory_order_acquire);
@@ -292,11 +324,26 @@ int weft_wait(weft_task *t)
 	return join(&rec);
 }
 
+/* An initialised group carries its own address, scrambled: memory that
+ * never held one matches it with a chance of 2^-64. */
+static void *group_mark(const weft_group *g)
+{
+	return (void *)((uintptr_t)g ^ (uintptr_t)0x5ef7a3c1d2b49e87ull);
+}
+
 int weft_group_init(weft_group *g)
 {
 	if (!g)
 		return WEFT_EINVAL;
+#ifdef WEFT_HAVE_VALGRIND
+	VALGRIND_MAKE_MEM_DEFINED(g, sizeof(*g));
+#endif
+	if (g->reserved_[0] == group_mark(g) &&
+	    !from_parent(atomic_load((_Atomic uint32_t *)&g->sign_)) &&
+	    atomic_load(pending_word(g)) >= WEFT__GROUP_ONE)
+		return WEFT_EBUSY; /* its unfinished tasks would be lost */
 	memset(g, 0, sizeof(*g));
+	g->reserved_[0] = group_mark(g);
 	return 0;
 }
 
@@ -308,6 +355,10 @@ int weft_group_wait(weft_group *g)
 	uint32_t p = atomic_load_explicit(w, memory_order_acquire);
 	while (p >= WEFT__GROUP_ONE && weft__fiber_run_awaited(NULL, g))
 		p = atomic_load_explicit(w, memory_order_acquire);
+	if (p >= WEFT__GROUP_ONE && from_parent(atomic_load((_Atomic uint32_t *)&g->sign_))) {
+		weft__report_fork_use("a group waited for");
+		return WEFT_EINVAL;
+	}
 	int spins = 0;
 	for (;;) {
 		if (p < WEFT__GROUP_ONE)

@@ -37,7 +37,6 @@ typedef struct fibers {
 	weft__readyq ready;
 	bool work_first;
 
-	weft__completion done; /* external posts, wait_all sleepers */
 	_Atomic int stopping;
 	weft__fworker w;
 } fibers;
@@ -141,8 +140,8 @@ static const weft__worker_sums sums = {sum_finished, sum_posted};
 static bool idle(weft__fworker *w)
 {
 	fibers *m = of(w);
-	weft__notify_quiescent(&m->done, &sums, m);
-	if (atomic_load(&m->stopping) && weft__quiescent(&m->done, &sums, m))
+	weft__notify_quiescent(&m->rt->done, &sums, m);
+	if (atomic_load(&m->stopping) && weft__quiescent(&m->rt->done, &sums, m))
 		return false;
 	weft__fworker_sleep(w);
 	return true;
@@ -163,7 +162,7 @@ static const weft__fiber_ops ops = {
 static void fibers_wait_all(weft_rt *rt)
 {
 	fibers *m = rt->model_state;
-	weft__wait_quiescent(&m->done, rt, &sums, m);
+	weft__wait_quiescent(&rt->done, &sums, m);
 }
 
 static void push_task(void *state, weft_task *t)
@@ -179,7 +178,8 @@ static int fibers_submit(weft_rt *rt, weft_task *t, bool from_task)
 		return 0;
 	}
 	t->fiber_ = NULL;
-	return weft__external_post(&m->done, rt, t, push_task, m);
+	push_task(m, t);
+	return 0;
 }
 
 static void fibers_release(weft_rt *rt)
@@ -219,7 +219,6 @@ static void fibers_stop(weft_rt *rt)
 {
 	fibers *m = rt->model_state;
 	fibers_wait_all(rt);
-	weft__external_drain(&m->done);
 	atomic_store(&m->stopping, 1);
 	weft__fworker_wake(&m->w);
 	weft__fworker_join(&m->w);
@@ -229,7 +228,8 @@ static void fibers_stats(weft_rt *rt, weft_stats *s)
 {
 	fibers *m = rt->model_state;
 	weft__fworker_stats(&m->w, s);
-	s->posted += atomic_load(&m->done.external_posted) - atomic_load(&m->done.external_refused);
+	s->posted += atomic_load(&m->rt->done.external_posted) -
+	             atomic_load(&m->rt->done.external_refused);
 }
 
 /* M:1: one worker runs every fiber, whatever was asked. */

@@ -74,7 +74,6 @@ typedef struct mn_worker {
 typedef struct mn {
 	weft_rt *rt;
 	int nworkers;
-	weft__completion done;
 
 	WEFT__ALIGNED weft__inbox injected; /* outside posts, not yet queued */
 	WEFT__ALIGNED weft__lock lock;
@@ -264,7 +263,7 @@ static bool idle(weft__fworker *w)
 {
 	mn_worker *mw = of(w);
 	mn *m = model_of(w);
-	weft__notify_quiescent(&m->done, &sums, m);
+	weft__notify_quiescent(&m->rt->done, &sums, m);
 	if (atomic_load(&m->stopping))
 		return false; /* destroy set it after quiescence: no work can come */
 	/* Look quietly for a while: reads only, and seldom, since each read
@@ -304,7 +303,7 @@ static const weft__fiber_ops ops = {
 static void mn_wait_all(weft_rt *rt)
 {
 	mn *m = rt->model_state;
-	weft__wait_quiescent(&m->done, rt, &sums, m);
+	weft__wait_quiescent(&rt->done, &sums, m);
 }
 
 static void push_injected(void *state, weft_task *t)
@@ -324,7 +323,8 @@ static int mn_submit(weft_rt *rt, weft_task *t, bool from_task)
 		return 0;
 	}
 	t->fiber_ = NULL;
-	return weft__external_post(&m->done, rt, t, push_injected, m);
+	push_injected(m, t);
+	return 0;
 }
 
 static size_t workers_size(int n)
@@ -391,7 +391,6 @@ static void mn_stop(weft_rt *rt)
 {
 	mn *m = rt->model_state;
 	mn_wait_all(rt);
-	weft__external_drain(&m->done);
 	stop_workers(m, m->nworkers);
 }
 
@@ -400,7 +399,8 @@ static void mn_stats(weft_rt *rt, weft_stats *s)
 	mn *m = rt->model_state;
 	for (int i = 0; i < m->nworkers; i++)
 		weft__fworker_stats(&m->workers[i].fw, s);
-	s->posted += atomic_load(&m->done.external_posted) - atomic_load(&m->done.external_refused);
+	s->posted += atomic_load(&m->rt->done.external_posted) -
+	             atomic_load(&m->rt->done.external_refused);
 	s->wakeups += atomic_load(&m->idle.wakeups);
 }
 

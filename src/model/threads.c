@@ -101,8 +101,6 @@ typedef struct threads {
 	/* Written by posters and emptied by workers. */
 	WEFT__ALIGNED weft__inbox inbox;
 
-	weft__completion done; /* external posts, wait_all sleepers */
-
 	/* The ready queue, under lock. ready_len mirrors ready.len for lock-free
 	 * "is there work?" checks. */
 	WEFT__ALIGNED weft__lock lock;
@@ -334,7 +332,7 @@ static const weft__worker_sums sums = {sum_finished, sum_posted};
 static void threads_wait_all(weft_rt *rt)
 {
 	threads *m = rt->model_state;
-	weft__wait_quiescent(&m->done, rt, &sums, m);
+	weft__wait_quiescent(&rt->done, &sums, m);
 }
 
 /* Puts w on the idle list and sleeps until woken. Returns false if, after
@@ -378,7 +376,7 @@ static void *worker_main(void *arg)
 		}
 
 		weft__idle_begin(rt, w->index);
-		weft__notify_quiescent(&m->done, &sums, m);
+		weft__notify_quiescent(&m->rt->done, &sums, m);
 		/* Poll quietly before sleeping: no shared writes, and reads of
 		 * the shared lines only now and then, since each one makes the
 		 * next post (or the victim's next take) pay to take the line
@@ -420,8 +418,10 @@ static void push_and_wake(void *state, weft_task *t)
 static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	threads *m = rt->model_state;
-	if (!from_task)
-		return weft__external_post(&m->done, rt, t, push_and_wake, m);
+	if (!from_task) {
+		push_and_wake(m, t);
+		return 0;
+	}
 	worker *w = &m->workers[weft__tls.index];
 	atomic_store_explicit(&w->posted, w->posted + 1, memory_order_relaxed);
 	push_and_wake(m, t);
@@ -478,7 +478,6 @@ static void threads_stop(weft_rt *rt)
 {
 	threads *m = rt->model_state;
 	threads_wait_all(rt);
-	weft__external_drain(&m->done);
 	stop_workers(m, m->nworkers);
 }
 
@@ -542,7 +541,8 @@ static void threads_stats(weft_rt *rt, weft_stats *s)
 		s->sleeps += atomic_load(&w->sleeps);
 		s->steals += atomic_load(&w->steals);
 	}
-	s->posted += atomic_load(&m->done.external_posted) - atomic_load(&m->done.external_refused);
+	s->posted += atomic_load(&m->rt->done.external_posted) -
+	             atomic_load(&m->rt->done.external_refused);
 	s->run += finished - s->cancelled;
 	s->wakeups += atomic_load(&m->idle.wakeups);
 }
