@@ -6,6 +6,7 @@
 #         -DCOMPILE=<arguments after the compiler> -DRUN=<program;args>
 #         [-DENV=<VAR=value|...>] [-DPASS=<regex on stdout>]
 #         [-DSTDERR=<regex on stderr>] [-DEXIT=<status, default 0>]
+#         [-DINSTALL_FROM=<build dir> -DPKG=<pkg-config arguments>]
 #         -P SeedBuild.cmake
 #
 # WORK is emptied, then every COPY source is copied to WORK/<dest>: the
@@ -14,6 +15,12 @@
 # WORK/DIR it runs `CC EXTRA_FLAGS COMPILE...`, exactly the documented
 # command line but for the sanitizer flags of this build (the libraries
 # are built with them), then `cmake -E env ENV... RUN...`.
+#
+# With INSTALL_FROM, weft's development files (headers, static libraries,
+# .pc files) are first installed from that build tree into WORK/prefix
+# (cmake --install --prefix --component Development), and the output of
+# `pkg-config PKG...` run on that prefix's .pc files is appended to the
+# command line: the documented `cc ... $(pkg-config --libs weft-<api>)`.
 cmake_minimum_required(VERSION 3.25)
 
 foreach(_v CC WORK COPY DIR COMPILE RUN)
@@ -38,6 +45,30 @@ while(_copy)
 	file(MAKE_DIRECTORY "${_dir}")
 	file(COPY_FILE "${_src}" "${WORK}/${_dest}")
 endwhile()
+
+if(DEFINED INSTALL_FROM AND NOT INSTALL_FROM STREQUAL "")
+	execute_process(COMMAND "${CMAKE_COMMAND}" --install "${INSTALL_FROM}"
+			--prefix "${WORK}/prefix" --component Development
+		RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+	if(NOT _rc EQUAL 0)
+		message(FATAL_ERROR "FAIL: cmake --install (${_rc}):\n${_out}${_err}")
+	endif()
+	file(GLOB_RECURSE _pcs "${WORK}/prefix/*/weft.pc")
+	list(GET _pcs 0 _pc)
+	get_filename_component(_pcdir "${_pc}" DIRECTORY)
+	string(REPLACE "|" ";" PKG "${PKG}")
+	find_program(_pkg_config pkg-config REQUIRED)
+	execute_process(COMMAND "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${_pcdir}"
+			"${_pkg_config}" ${PKG}
+		RESULT_VARIABLE _rc OUTPUT_VARIABLE _pkg_out ERROR_VARIABLE _err
+		OUTPUT_STRIP_TRAILING_WHITESPACE)
+	if(NOT _rc EQUAL 0)
+		message(FATAL_ERROR "FAIL: pkg-config ${PKG} (${_rc}): ${_err}")
+	endif()
+	separate_arguments(_pkg_args UNIX_COMMAND "${_pkg_out}")
+	message(STATUS "pkg-config ${PKG} (PKG_CONFIG_PATH=${_pcdir}): ${_pkg_out}")
+	list(APPEND COMPILE ${_pkg_args})
+endif()
 
 set(_cmd "${CC}" ${EXTRA_FLAGS} ${COMPILE})
 list(JOIN _cmd " " _shown)
