@@ -1,0 +1,205 @@
+/* weft_mutex under contention from plain kernel threads and from tasks:
+ * nothing lost, and nobody starved.
+ *
+ * weft_mutex lets a running thread take a free mutex ahead of queued
+ * waiters (barging) and hands it to a waiter only once that waiter has
+ * starved (about 1 ms, src/sync/mutex.c). These cases check the two
+ * promises that rule must keep: mutual exclusion (an exact counter, and
+ * never two inside) and a bounded wait for everyone, whatever the others
+ * do. The bounds are generous (a second, for a rule that serves a starved
+ * waiter within milliseconds) so that a loaded machine or a sanitizer
+ * cannot fail them; speed is measured by bench/mutex_contention, never
+ * here. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "harness.h"
+
+/* Timer preemption is not exercised under TSan (as in test_preempt.c). */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+enum { THREADS = 8 };
+#define MAX_WAIT_S 1.0
+
+static weft_mutex mu;
+static long counter; /* guarded by mu, deliberately not atomic */
+static _Atomic int inside;
+static _Atomic bool stop;
+
+typedef struct {
+	long pairs;      /* lock/unlock pairs to do, or 0: until stop */
+	long done;       /* pairs done */
+	double max_wait; /* longest lock(), seconds */
+} hammer_arg;
+
+static void hammer(hammer_arg *a)
+{
+	a->done = 0;
+	a->max_wait = 0;
+	while (a->pairs ? a->done < a->pairs : !atomic_load_explicit(&stop, memory_order_relaxed)) {
+		double t0 = wt_now();
+		WT_CHECK_RC(0, weft_mutex_lock(&mu));
+		double waited = wt_now() - t0;
+		WT_CHECK(atomic_fetch_add(&inside, 1) == 0);
+		counter++;
+		atomic_fetch_sub(&inside, 1);
+		WT_CHECK_RC(0, weft_mutex_unlock(&mu));
+		if (waited > a->max_wait)
+			a->max_wait = waited;
+		a->done++;
+	}
+}
+
+static void *hammer_thread(void *arg)
+{
+	hammer((hammer_arg *)arg);
+	return NULL;
+}
+
+static void hammer_task(void *arg)
+{
+	hammer((hammer_arg *)arg);
+}
+
+/* Eight plain threads, more than this machine may have CPUs: every update
+ * lands, one holder at a time. */
+static void threads_exact(void)
+{
+	long pairs = WT_SANITIZER ? 20000 : 200000;
+	assert_rc(0, weft_mutex_init(&mu));
+	counter = 0;
+	pthread_t th[THREADS];
+	hammer_arg a[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		a[i] = (hammer_arg){.pairs = pairs};
+		wt_thread_start(&th[i], hammer_thread, &a[i]);
+	}
+	for (int i = 0; i < THREADS; i++)
+		wt_thread_join(th[i]);
+	assert_int_equal(counter, pairs * THREADS);
+	assert_int_equal(mu.state_, 0); /* free, nobody queued */
+}
+
+/* Eight plain threads hammer for a while; none waits long for any lock and
+ * every one gets the mutex many times. */
+static void threads_no_starvation(void)
+{
+	assert_rc(0, weft_mutex_init(&mu));
+	counter = 0;
+	atomic_store(&stop, false);
+	pthread_t th[THREADS];
+	hammer_arg a[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		a[i] = (hammer_arg){.pairs = 0};
+		wt_thread_start(&th[i], hammer_thread, &a[i]);
+	}
+	wt_sleep_ms(1500);
+	atomic_store(&stop, true);
+	long total = 0;
+	for (int i = 0; i < THREADS; i++) {
+		wt_thread_join(th[i]);
+		total += a[i].done;
+	}
+	assert_int_equal(counter, total);
+	for (int i = 0; i < THREADS; i++) {
+		if (a[i].max_wait > MAX_WAIT_S || a[i].done < 100)
+			fprintf(stderr, "thread %d: %ld locks, longest wait %.3f s\n", i, a[i].done,
+			        a[i].max_wait);
+		assert_true(a[i].max_wait <= MAX_WAIT_S);
+		assert_true(a[i].done >= 100);
+	}
+}
+
+/* One thread keeps the mutex nearly all the time, re-taking it the moment
+ * it lets go; another asks once. Barging alone would let the hog win every
+ * race for as long as it runs; the starving waiter must be handed the
+ * mutex. */
+static _Atomic bool victim_served;
+
+static void *hog_thread(void *arg)
+{
+	(void)arg;
+	double until = wt_now() + 5 * MAX_WAIT_S;
+	while (!atomic_load(&victim_served) && wt_now() < until) {
+		WT_CHECK_RC(0, weft_mutex_lock(&mu));
+		double t = wt_now() + 50e-6; /* hold 50 us */
+		while (wt_now() < t)
+			;
+		WT_CHECK_RC(0, weft_mutex_unlock(&mu));
+	}
+	return NULL;
+}
+
+static void starving_waiter_served(void)
+{
+	assert_rc(0, weft_mutex_init(&mu));
+	atomic_store(&victim_served, false);
+	pthread_t hog;
+	wt_thread_start(&hog, hog_thread, NULL);
+	wt_sleep_ms(20);
+	double t0 = wt_now();
+	assert_rc(0, weft_mutex_lock(&mu));
+	double waited = wt_now() - t0;
+	atomic_store(&victim_served, true);
+	assert_rc(0, weft_mutex_unlock(&mu));
+	wt_thread_join(hog);
+	if (waited > MAX_WAIT_S)
+		fprintf(stderr, "the waiter waited %.3f s\n", waited);
+	assert_true(waited <= MAX_WAIT_S);
+}
+
+/* The same hammering from eight tasks on each model with eight workers
+ * (fibers: one): workers of threads and spawn are kernel threads as above;
+ * fibers park, and under timer preemption are preempted around the mutex. */
+static void tasks_on(weft_model model, weft_preempt preempt)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.model = model;
+	cfg.workers = model == WEFT_MODEL_FIBERS ? 1 : THREADS;
+	cfg.preempt = preempt;
+	if (preempt != WEFT_PREEMPT_OFF)
+		cfg.quantum_us = 1000;
+	weft_rt *rt = wt_create(&cfg);
+	assert_rc(0, weft_mutex_init(&mu));
+	counter = 0;
+	long pairs = WT_SANITIZER ? 5000 : 50000;
+	weft_task t[THREADS];
+	hammer_arg a[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		a[i] = (hammer_arg){.pairs = pairs};
+		assert_rc(0, weft_task_init(&t[i], hammer_task, &a[i]));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	assert_rc(0, weft_rt_destroy(rt));
+	assert_int_equal(counter, pairs * THREADS);
+	for (int i = 0; i < THREADS; i++) {
+		if (a[i].max_wait > MAX_WAIT_S)
+			fprintf(stderr, "%s: task %d: longest wait %.3f s\n",
+			        weft_model_name(model), i, a[i].max_wait);
+		assert_true(a[i].max_wait <= MAX_WAIT_S);
+	}
+}
+
+static void tasks_no_starvation(void)
+{
+	tasks_on(WEFT_MODEL_THREADS, WEFT_PREEMPT_OFF);
+	tasks_on(WEFT_MODEL_SPAWN, WEFT_PREEMPT_OFF);
+	tasks_on(WEFT_MODEL_MN, WEFT_PREEMPT_OFF);
+	tasks_on(WEFT_MODEL_FIBERS, WEFT_PREEMPT_OFF);
+	if (!UNDER_TSAN)
+		tasks_on(WEFT_MODEL_FIBERS, WEFT_PREEMPT_TIMER);
+}
+
+WT_CASES(WT_CASE(threads_exact), WT_CASE(threads_no_starvation), WT_CASE(starving_waiter_served),
+         WT_CASE(tasks_no_starvation));
