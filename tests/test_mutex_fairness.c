@@ -119,23 +119,26 @@ static void threads_no_starvation(void)
 	}
 }
 
-/* One thread keeps the mutex nearly all the time, re-taking it the moment
- * it lets go; another asks once. Barging alone would let the hog win every
- * race for as long as it runs; the starving waiter must be handed the
- * mutex. */
+/* Hogs keep the mutex nearly all the time, each re-taking it the moment it
+ * lets go; another thread asks once. Barging alone could let the hogs win
+ * every race for as long as they run; the starving waiter must be handed
+ * the mutex. */
+enum { HOGS = 3 };
 static _Atomic bool victim_served;
 
 static void *hog_thread(void *arg)
 {
 	(void)arg;
 	double until = wt_now() + 5 * MAX_WAIT_S;
+	WT_CHECK_RC(0, weft_mutex_lock(&mu));
 	while (!atomic_load(&victim_served) && wt_now() < until) {
-		WT_CHECK_RC(0, weft_mutex_lock(&mu));
 		double t = wt_now() + 50e-6; /* hold 50 us */
 		while (wt_now() < t)
 			;
 		WT_CHECK_RC(0, weft_mutex_unlock(&mu));
+		WT_CHECK_RC(0, weft_mutex_lock(&mu)); /* at once */
 	}
+	WT_CHECK_RC(0, weft_mutex_unlock(&mu));
 	return NULL;
 }
 
@@ -143,15 +146,17 @@ static void starving_waiter_served(void)
 {
 	assert_rc(0, weft_mutex_init(&mu));
 	atomic_store(&victim_served, false);
-	pthread_t hog;
-	wt_thread_start(&hog, hog_thread, NULL);
+	pthread_t hog[HOGS];
+	for (int i = 0; i < HOGS; i++)
+		wt_thread_start(&hog[i], hog_thread, NULL);
 	wt_sleep_ms(20);
 	double t0 = wt_now();
 	assert_rc(0, weft_mutex_lock(&mu));
 	double waited = wt_now() - t0;
 	atomic_store(&victim_served, true);
 	assert_rc(0, weft_mutex_unlock(&mu));
-	wt_thread_join(hog);
+	for (int i = 0; i < HOGS; i++)
+		wt_thread_join(hog[i]);
 	if (waited > MAX_WAIT_S)
 		fprintf(stderr, "the waiter waited %.3f s\n", waited);
 	assert_true(waited <= MAX_WAIT_S);
