@@ -543,6 +543,21 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 
 /* ------------------------------------------------------------ the model */
 
+int weft__config_run_to_completion(weft_rt *rt)
+{
+	rt->cfg.preempt = WEFT_PREEMPT_OFF;
+	weft_policy p = rt->cfg.policy;
+	if (p != WEFT_POLICY_PSJF && p != WEFT_POLICY_MLFQ)
+		return 0;
+	if (!rt->policy_from_env) /* else weft__config_model says it */
+		fprintf(stderr,
+		        "weft: the %s model runs every task to completion, so the %s policy the "
+		        "program sets (it orders by quanta used) does not apply: using fifo\n",
+		        weft_model_name(rt->cfg.model), weft_policy_name(p));
+	rt->cfg.policy = WEFT_POLICY_FIFO;
+	return 0;
+}
+
 int weft__config_model(weft_rt *rt)
 {
 	const weft_config asked = rt->cfg;

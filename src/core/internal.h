@@ -337,6 +337,12 @@ WEFT__WARN_UNUSED int weft__config_resolve(weft_rt *rt, const weft_config *in);
  * policy); the configure's error, or 0. */
 WEFT__WARN_UNUSED int weft__config_model(weft_rt *rt);
 
+/* The configure of a model whose tasks run to completion on kernel threads
+ * (threads, spawn): nothing charges quanta or switches a task out, so
+ * preemption is off, and psjf and mlfq, which order by quanta used, become
+ * fifo (said once on stderr when the program chose them). */
+int weft__config_run_to_completion(weft_rt *rt);
+
 /* weft__rt_check says whether a caller may use rt: 0, or WEFT_EINVAL for
  * NULL, a destroyed runtime, or one inherited from the parent across fork
  * (said once on stderr). */

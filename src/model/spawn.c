@@ -283,6 +283,7 @@ static void spawn_stats(weft_rt *rt, weft_stats *s)
 
 const weft__model_ops weft__model_spawn = {
         .name = "spawn",
+        .configure = weft__config_run_to_completion,
         .start = spawn_start,
         .submit = spawn_submit,
         .wait_all = spawn_wait_all,

@@ -549,6 +549,7 @@ static void threads_stats(weft_rt *rt, weft_stats *s)
 
 const weft__model_ops weft__model_threads = {
         .name = "threads",
+        .configure = weft__config_run_to_completion,
         .start = threads_start,
         .submit = threads_submit,
         .wait_all = threads_wait_all,
