@@ -197,9 +197,18 @@ static void unmappable_stack(void)
 	assert_non_null(strstr(r.err, "WEFT_STACK_SIZE"));
 }
 
-#define HELD_STACK ((size_t)64 << 20)
-#define HOLDERS    16 /* more than the workers (each maps a reserve) plus three */
-#define FOLLOWERS  32
+/* Sanitizers map memory of their own as the program runs (ASan's fake
+ * stacks, TSan's shadow): under them, room for that, and stacks so large
+ * that the room holds at most two more. */
+#if WT_SANITIZER
+#define HELD_STACK   ((size_t)256 << 20)
+#define HELD_SLACK_B (512ll << 20)
+#else
+#define HELD_STACK   ((size_t)64 << 20)
+#define HELD_SLACK_B (32ll << 20)
+#endif
+#define HOLDERS   16 /* more than the workers (each maps a reserve) plus three */
+#define FOLLOWERS 32
 
 typedef struct held {
 	weft_sem gate;
@@ -229,7 +238,7 @@ static void stacks_held_child(void *unused)
 	weft_rt *rt;
 	CHILD_CHECK(weft_rt_create(&rt, &cfg) == 0);
 	/* Room for about three more stacks than each worker's reserve. */
-	limit_address_space(3 * (long long)HELD_STACK + (32ll << 20));
+	limit_address_space(3 * (long long)HELD_STACK + HELD_SLACK_B);
 	static held h;
 	CHILD_CHECK(weft_sem_init(&h.gate, 0) == 0);
 	static weft_task holders[HOLDERS], followers[FOLLOWERS];
@@ -240,7 +249,10 @@ static void stacks_held_child(void *unused)
 	/* Holders park on every stack there is (the rest cannot start). */
 	double start = wt_now();
 	int parked = 0;
-	for (double still = wt_now(); wt_now() - still < 0.2 && wt_now() - start < 10;) {
+	/* Until no more start for a while (longer under a sanitizer, whose
+	 * workers are slower to take the rest). */
+	double settle = WT_SANITIZER ? 1.5 : 0.3;
+	for (double still = wt_now(); wt_now() - still < settle && wt_now() - start < 15;) {
 		wt_sleep_ms(5);
 		int now = atomic_load(&h.parked);
 		if (now != parked || now == 0) {
