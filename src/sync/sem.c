@@ -1,9 +1,36 @@
-/* weft_sem: a post with waiters hands its unit to the longest waiter
- * instead of raising the count, so late arrivals cannot take it first. */
+/* weft_sem: a counting semaphore whose units go to whoever asks while
+ * running (barging), with the mutex's starvation rule (mutex.c).
+ *
+ * Everything is under the internal lock: the count, the FIFO of waiters
+ * and STARVING (in weft__sync.state). A post with waiters raises the count
+ * and wakes the longest waiter, which then competes for the unit like any
+ * caller of weft_sem_wait; a running thread that asks first takes it.
+ * Handing every unit to the longest waiter instead, as this file did,
+ * made a semaphore that threads take and give back in a loop cost a sleep
+ * and a wake-up per unit once threads outnumbered CPUs (a convoy: about
+ * 1,600 ns per wait/post against glibc's 30-55 for 8 threads on 2 CPUs).
+ *
+ * A woken waiter that finds no unit queues again at the front; if it has
+ * waited more than STARVE_NS since it first queued it sets STARVING, and
+ * the next post hands its unit straight to the head waiter instead of
+ * counting it (so no one can take it first) and clears STARVING. */
 #include <string.h>
+#include <time.h>
 
 #include "core/internal.h"
 #include "sync/waiter.h"
+
+#define STARVING  1u
+#define STARVE_NS 1000000 /* as in mutex.c */
+
+enum { HANDED_OFF = 1 }; /* waiter result: the poster gave us its unit */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 int weft_sem_init(weft_sem *s, long count)
 {
@@ -29,7 +56,30 @@ static int take(weft_sem *sem, bool wait)
 		weft__lock_release(&s->lock);
 		return WEFT_EAGAIN;
 	}
-	return weft__sync_wait(s, NULL);
+	int64_t since = now_ns();
+	weft__waiter w;
+	weft__waiter_init(&w, NULL);
+	weft__sync_push(s, &w);
+	for (;;) {
+		weft__lock_release(&s->lock);
+		weft__waiter_park(&w);
+		if (w.result == HANDED_OFF)
+			return 0;
+		/* Woken to compete: the post counted its unit. */
+		weft__lock_acquire(&s->lock);
+		if (sem->count_ > 0) {
+			sem->count_--;
+			weft__lock_release(&s->lock);
+			return 0;
+		}
+		if (now_ns() - since > STARVE_NS)
+			s->state |= STARVING;
+		weft__waiter_init(&w, NULL);
+		w.next = s->head; /* back at the front: keep our place */
+		s->head = &w;
+		if (!s->tail)
+			s->tail = &w;
+	}
 }
 
 int weft_sem_wait(weft_sem *s)
@@ -49,8 +99,12 @@ int weft_sem_post(weft_sem *sem)
 	weft__sync *s = WEFT__SYNC(sem);
 	weft__lock_acquire(&s->lock);
 	weft__waiter *w = weft__sync_pop(s);
-	if (!w)
+	if (w && (s->state & STARVING)) {
+		s->state &= ~STARVING;
+		w->result = HANDED_OFF;
+	} else {
 		sem->count_++;
+	}
 	weft__lock_release(&s->lock);
 	if (w)
 		weft__waiter_unpark(w);
