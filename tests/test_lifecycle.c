@@ -142,14 +142,16 @@ typedef struct waiter {
 	int calls, shut;
 } waiter;
 
-/* Calls weft_wait_all until destroy has returned: each returns 0 or, once
- * destroy is freeing the runtime, WEFT_ESHUTDOWN (then WEFT_EINVAL). */
+/* Calls weft_wait_all and weft_stats_get until destroy has returned: each
+ * returns 0 or, once destroy is freeing the runtime, WEFT_ESHUTDOWN (then
+ * WEFT_EINVAL). */
 static void *wait_all_until_destroyed(void *arg)
 {
 	waiter *w = arg;
 	int last = 0; /* 0, then WEFT_ESHUTDOWN, then WEFT_EINVAL: never back */
 	while (!atomic_load(&destroyed)) {
-		int rc = weft_wait_all(w->rt);
+		weft_stats st;
+		int rc = w->calls % 2 ? weft_stats_get(w->rt, &st) : weft_wait_all(w->rt);
 		w->calls++;
 		if (rc == 0)
 			WT_CHECK(last == 0);

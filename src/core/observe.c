@@ -52,19 +52,30 @@ void weft__trace_record(weft_rt *rt, weft__trace_kind kind, const weft_task *t, 
 
 int weft_stats_latency(weft_rt *rt, weft_latency kind, uint64_t counts[WEFT_LATENCY_BUCKETS])
 {
-	if (!rt || rt->magic != WEFT__RT_MAGIC || (unsigned)kind >= WEFT_LATENCY_COUNT_ || !counts)
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
+	if ((unsigned)kind >= WEFT_LATENCY_COUNT_ || !counts)
 		return WEFT_EINVAL;
 	if (!rt->latency)
 		return WEFT_ENOTSUP;
+	if ((rc = weft__rt_enter(rt)) != 0) /* destroy frees the histograms */
+		return rc;
 	weft__latency_sum(rt->latency, kind, counts);
+	weft__rt_leave(rt);
 	return 0;
 }
 
 int weft_trace_flush(weft_rt *rt)
 {
-	if (!rt || rt->magic != WEFT__RT_MAGIC)
-		return WEFT_EINVAL;
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
 	if (!rt->trace)
 		return WEFT_ENOTSUP;
-	return write_trace(rt);
+	if ((rc = weft__rt_enter(rt)) != 0) /* destroy frees the trace */
+		return rc;
+	rc = write_trace(rt);
+	weft__rt_leave(rt);
+	return rc;
 }

@@ -5,10 +5,26 @@
 #include "core/internal.h"
 #include "core/observe.h"
 
+static void sum(weft_rt *rt, weft_stats *out);
+
+/* Every entry point reads the model's state, which destroy frees once
+ * every caller has left (weft__rt_enter). */
 int weft_stats_get(weft_rt *rt, weft_stats *out)
 {
-	if (!rt || rt->magic != WEFT__RT_MAGIC || !out)
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
+	if (!out)
 		return WEFT_EINVAL;
+	if ((rc = weft__rt_enter(rt)) != 0)
+		return rc;
+	sum(rt, out);
+	weft__rt_leave(rt);
+	return 0;
+}
+
+static void sum(weft_rt *rt, weft_stats *out)
+{
 	memset(out, 0, sizeof(*out));
 	out->model = rt->cfg.model;
 	out->policy = rt->cfg.policy;
@@ -41,29 +57,42 @@ int weft_stats_get(weft_rt *rt, weft_stats *out)
 	out->unparks -= b->unparks;
 	out->busy_ns -= b->busy_ns;
 	out->idle_ns -= b->idle_ns;
-	return 0;
 }
 
 int weft_stats_reset(weft_rt *rt)
 {
-	if (!rt || rt->magic != WEFT__RT_MAGIC)
-		return WEFT_EINVAL;
+	int rc = weft__rt_check(rt);
+	if (rc || (rc = weft__rt_enter(rt)) != 0)
+		return rc;
 	weft_stats now;
 	memset(&rt->stats_base, 0, sizeof(rt->stats_base));
-	weft_stats_get(rt, &now);
+	sum(rt, &now);
 	rt->stats_base = now;
 	weft__latency_reset(rt->latency);
+	weft__rt_leave(rt);
 	return 0;
 }
 
+static void print(weft_rt *rt, FILE *out);
+
 int weft_stats_print(weft_rt *rt, FILE *out)
 {
-	weft_stats s;
-	int rc = weft_stats_get(rt, &s);
+	int rc = weft__rt_check(rt);
 	if (rc)
 		return rc;
 	if (!out)
 		return WEFT_EINVAL;
+	if ((rc = weft__rt_enter(rt)) != 0)
+		return rc;
+	print(rt, out);
+	weft__rt_leave(rt);
+	return 0;
+}
+
+static void print(weft_rt *rt, FILE *out)
+{
+	weft_stats s;
+	sum(rt, &s);
 	char capacity[32] = "unbounded";
 	if (s.queue_capacity > 0)
 		snprintf(capacity, sizeof(capacity), "%ld", s.queue_capacity);
@@ -97,5 +126,4 @@ int weft_stats_print(weft_rt *rt, FILE *out)
 	if (s.policy == WEFT_POLICY_RANDOM)
 		fprintf(out, "weft: random policy seed %llu (replay with WEFT_SEED=%llu)\n",
 		        (unsigned long long)s.seed, (unsigned long long)s.seed);
-	return 0;
 }
