@@ -611,8 +611,8 @@ static void start_quantum_clock(weft__fworker *w)
 	int64_t quantum = (int64_t)cfg->quantum_us * 1000;
 	int rc = weft__ticker_start(&w->ticker, quantum, on_tick, w);
 	if (rc) {
-		fprintf(stderr, "weft: no quantum clock (%s): fibers run cooperatively\n",
-		        weft_strerror(rc));
+		/* The ticker said why (the call and errno). */
+		fprintf(stderr, "weft: no quantum clock: fibers run cooperatively\n");
 		w->preempt = false;
 		return;
 	}
