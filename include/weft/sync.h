@@ -1,15 +1,18 @@
 /* Synchronisation primitives that work under every model and from threads
- * that are not weft workers: a mutex with FIFO hand-off, a condition
- * variable, a counting semaphore, a barrier and a bounded channel.
+ * that are not weft workers: a mutex, a condition variable, a counting
+ * semaphore, a barrier and a bounded channel.
  *
  * All are caller-owned (no allocation; a channel's buffer is the caller's)
  * and need no destroy beyond not being in use. Waiting blocks the calling
  * kernel thread under `threads` and `spawn` (a task that waits occupies its
  * worker, as with any thread pool: with W workers, W tasks blocked on each
- * other deadlock). Wake-ups are first come, first served: a waiter that was
- * there first is served first, and an unlock, post or send hands the
- * resource straight to the waiter, so a thread that keeps coming back
- * cannot starve one that waits. */
+ * other deadlock). Waiters queue first come, first served. A mutex unlock
+ * or a semaphore post wakes the longest waiter but lets a running thread
+ * take the mutex or unit first (barging, as glibc's do: no lock convoys
+ * when threads outnumber CPUs); a waiter that has waited about a
+ * millisecond is handed it directly, so a thread that keeps coming back
+ * cannot starve one that waits. A send hands its value straight to the
+ * longest waiting receiver. */
 #ifndef WEFT_SYNC_H
 #define WEFT_SYNC_H
 
@@ -65,12 +68,18 @@ typedef struct weft_chan {
 
 /** weft_mutex_init prepares an unlocked mutex. WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_mutex_init(weft_mutex *m);
-/** weft_mutex_lock takes the mutex, waiting behind earlier waiters. Not
- * recursive. WEFT_EINVAL for NULL. */
+/** weft_mutex_lock takes the mutex. A free mutex is taken at once, even
+ * with waiters queued; otherwise a kernel thread spins briefly, then
+ * sleeps, and a fiber parks. A waiter that has waited more than about
+ * 1 ms is handed the mutex by the next unlock, so no caller waits much
+ * longer than that plus two wake-ups per waiter ahead of it. Uncontended,
+ * lock and unlock are one atomic operation each on the mutex; nothing is
+ * allocated. Not recursive. WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_mutex_lock(weft_mutex *m);
 /** weft_mutex_trylock takes the mutex if it is free; WEFT_EBUSY otherwise. */
 WEFT_EXTERN int weft_mutex_trylock(weft_mutex *m);
-/** weft_mutex_unlock hands the mutex to the longest waiter, or frees it.
+/** weft_mutex_unlock frees the mutex and wakes the longest waiter if none
+ * is awake already, or hands the mutex to that waiter if it has starved.
  * WEFT_EINVAL when the mutex is not locked. */
 WEFT_EXTERN int weft_mutex_unlock(weft_mutex *m);
 
