@@ -19,6 +19,13 @@ typedef enum weft_destroy_mode {
 	WEFT_DESTROY_CANCEL = 1, /* discard queued tasks; running ones finish */
 } weft_destroy_mode;
 
+/* Runtimes and fork(): a child process has only the thread that called
+ * fork, so a runtime created before it has no workers there and its tasks
+ * never finish. In the child every call on such a runtime, and weft_wait or
+ * weft_group_wait on a task or group it was running, returns WEFT_EINVAL
+ * and says so once on stderr (instead of hanging); the child may create
+ * runtimes of its own. fork followed by exec needs nothing. */
+
 /** weft_rt_create starts a runtime configured by cfg (NULL: defaults), with
  * WEFT_* environment variables overriding cfg. Returns WEFT_EINVAL for a NULL
  * out, an invalid field, or an invalid environment value (also named on
@@ -41,11 +48,19 @@ WEFT_EXTERN int weft_rt_destroy(weft_rt *rt);
 /** weft_rt_destroy_ex destroys with the given mode. Under WEFT_DESTROY_CANCEL
  * queued tasks are not run: they end in WEFT_TASK_CANCELLED (their waiters
  * see WEFT_ECANCELED) and *discarded, if not NULL, receives their number.
- * Returns WEFT_EINVAL for NULL or a bad mode and WEFT_EDEADLK when called from
- * one of the runtime's own tasks. Posts from other threads that run while
- * destroy is in progress fail with WEFT_ESHUTDOWN and destroy waits for
- * them to return; a post that starts after destroy returned uses a freed
- * handle, so stop posting threads before destroy ends. */
+ * Returns WEFT_EINVAL for NULL, a bad mode, a runtime already destroyed or
+ * being destroyed by another thread, or one inherited across fork, and
+ * WEFT_EDEADLK when called from one of the runtime's own tasks.
+ *
+ * Other threads may go on calling while destroy runs. A post that began
+ * before destroy is waited for (its task runs, or is cancelled under
+ * WEFT_DESTROY_CANCEL); later ones fail with WEFT_ESHUTDOWN. weft_wait_all
+ * and the statistics calls return 0 while tasks still drain and
+ * WEFT_ESHUTDOWN once destroy frees the runtime's state, and destroy waits
+ * for every such caller to return first. After destroy returned the handle
+ * is dead: calls with it return WEFT_EINVAL (weft keeps a runtime's memory
+ * for the next weft_rt_create rather than freeing it, so this is detected
+ * until a new runtime reuses it; do not rely on it beyond that). */
 WEFT_EXTERN int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded);
 
 /** weft_post queues a task; it returns without waiting for it. Never
@@ -70,7 +85,9 @@ WEFT_EXTERN int weft_post_wait(weft_rt *rt, weft_task *t);
 /** weft_wait_all blocks until every task posted so far, including tasks those
  * tasks post, has finished (the seed's sched_execute). The runtime stays
  * usable: post, wait_all, post, wait_all works. Returns WEFT_EDEADLK when
- * called from one of the runtime's own tasks, WEFT_EINVAL for NULL. */
+ * called from one of the runtime's own tasks, WEFT_EINVAL for NULL or a dead
+ * runtime, and WEFT_ESHUTDOWN when a concurrent destroy is freeing it (see
+ * weft_rt_destroy_ex). */
 WEFT_EXTERN int weft_wait_all(weft_rt *rt);
 
 /** weft_worker_index returns the index (0 .. workers-1) of the worker running

@@ -55,8 +55,10 @@ typedef struct weft_group {
 } weft_group;
 
 /** weft_task_init prepares a task to run fn(arg) with priority 0. Returns
- * WEFT_EINVAL if t or fn is NULL. Must not be called on a task that is
- * queued or running. */
+ * WEFT_EINVAL if t or fn is NULL, and WEFT_EBUSY, changing nothing, when t
+ * is queued or running (re-initialising it would lose it). t may be
+ * uninitialised memory: a task in flight carries a signature that leftover
+ * bytes match with a chance of about 2^-29. */
 WEFT_EXTERN int weft_task_init(weft_task *t, weft_fn fn, void *arg);
 
 /** weft_task_set_priority sets the task's priority: under the priority policy
@@ -71,8 +73,9 @@ WEFT_EXTERN weft_task_state weft_task_state_of(const weft_task *t);
 WEFT_EXTERN const char *weft_task_state_name(weft_task_state state);
 
 /** weft_wait blocks until the task has finished. Returns 0 when it ran,
- * WEFT_ECANCELED when a cancelling destroy discarded it, WEFT_EINVAL for NULL
- * or a task that was never posted, and WEFT_EDEADLK when a task waits for
+ * WEFT_ECANCELED when a cancelling destroy discarded it, WEFT_EINVAL for NULL,
+ * a task that was never posted, or one posted by the parent of this forked
+ * process (it never finishes here), and WEFT_EDEADLK when a task waits for
  * itself. May be called from any thread, including from inside another task.
  *
  * Fork-join never deadlocks: a task that waits for tasks it (or its
@@ -89,12 +92,14 @@ WEFT_EXTERN const char *weft_task_state_name(weft_task_state state);
 WEFT_EXTERN int weft_wait(weft_task *t);
 
 /** weft_group_init prepares an empty group. Tasks join it through
- * weft_post_in and leave it when they finish. Returns WEFT_EINVAL for NULL. */
+ * weft_post_in and leave it when they finish. Returns WEFT_EINVAL for NULL,
+ * and WEFT_EBUSY, changing nothing, while tasks posted into g have not
+ * finished. g may be uninitialised memory. */
 WEFT_EXTERN int weft_group_init(weft_group *g);
 
 /** weft_group_wait blocks until every task posted into the group has
  * finished, including tasks posted into it while waiting. Returns 0, or
- * WEFT_EINVAL for NULL. From inside a task it waits as weft_wait does (the
+ * WEFT_EINVAL for NULL or a group whose unfinished tasks a forked parent posted. From inside a task it waits as weft_wait does (the
  * same fork-join guarantee and limits). */
 WEFT_EXTERN int weft_group_wait(weft_group *g);
 
