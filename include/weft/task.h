@@ -99,7 +99,8 @@ WEFT_EXTERN int weft_group_init(weft_group *g);
 
 /** weft_group_wait blocks until every task posted into the group has
  * finished, including tasks posted into it while waiting. Returns 0, or
- * WEFT_EINVAL for NULL or a group whose unfinished tasks a forked parent posted. From inside a task it waits as weft_wait does (the
+ * WEFT_EINVAL for NULL or a group whose unfinished tasks the parent of this
+ * forked process posted. From inside a task it waits as weft_wait does (the
  * same fork-join guarantee and limits). */
 WEFT_EXTERN int weft_group_wait(weft_group *g);
 
