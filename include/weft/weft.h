@@ -16,6 +16,7 @@
 #include "config.h"
 #include "error.h"
 #include "export.h"
+#include "log.h"
 #include "runtime.h"
 #include "stats.h"
 #include "sync.h"
