@@ -15,6 +15,7 @@
 #include <weft/weft.h>
 
 #include "core/alloc.h" /* WEFT__ALIGNED, WEFT__WARN_UNUSED, weft__alloc */
+#include "core/log.h"   /* weft__log */
 
 #define WEFT__MAX_WORKERS 1024
 
@@ -328,11 +329,6 @@ static inline void weft__dequeued(weft_rt *rt, long n)
  * WEFT_EAGAIN. Worker threads get a signal mask that blocks every signal,
  * so application signal handlers run on application threads. */
 WEFT__WARN_UNUSED int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
-
-/* Says one message, a printf format like "weft: ...\n", through the log
- * hook (weft_set_log) or on stderr (core/log.c); level is a weft_log_level.
- * Not async-signal-safe. */
-void weft__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Environment and machine defaults applied to cfg (see config.c). Prints
  * the reason to stderr and returns WEFT_EINVAL for a bad value. */
