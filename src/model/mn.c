@@ -411,20 +411,20 @@ static int mn_configure(weft_rt *rt)
 	    !rt->policy_from_env) {
 		/* The program chose the policy for another model; the user moved
 		 * it to mn without editing it: run it, and say what changed. */
-		fprintf(stderr,
-		        "weft: WEFT_MODEL=mn does not support the %s policy the program sets; "
-		        "using fifo (set WEFT_POLICY=priority or fifo to choose)\n",
-		        weft_policy_name(p));
+		weft__log(WEFT_LOG_NOTICE,
+		          "weft: WEFT_MODEL=mn does not support the %s policy the program sets; "
+		          "using fifo (set WEFT_POLICY=priority or fifo to choose)\n",
+		          weft_policy_name(p));
 		rt->cfg.policy = WEFT_POLICY_FIFO;
 		return 0;
 	}
 	if (p != WEFT_POLICY_PRIORITY && p != WEFT_POLICY_FIFO) {
-		fprintf(stderr,
-		        "weft: WEFT_MODEL=mn does not support the %s policy (it needs one queue "
-		        "that "
-		        "sees every task, and mn's workers steal from each other): accepted "
-		        "policies are priority, fifo\n",
-		        weft_policy_name(p));
+		weft__log(WEFT_LOG_ERROR,
+		          "weft: WEFT_MODEL=mn does not support the %s policy (it needs one queue "
+		          "that "
+		          "sees every task, and mn's workers steal from each other): accepted "
+		          "policies are priority, fifo\n",
+		          weft_policy_name(p));
 		return WEFT_EINVAL;
 	}
 	return 0;
