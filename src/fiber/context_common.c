@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "fiber/context.h"
 #include "fiber/context_sanitizer.h"
 
@@ -16,7 +17,7 @@ void weft__context_init_thread(weft__context *ctx)
 
 void weft__context_entry_returned(void)
 {
-	fprintf(stderr, "weft: a fiber's entry function returned; it must end with "
-	                "weft__context_switch(NULL, next)\n");
+	weft__log(WEFT_LOG_ERROR, "weft: a fiber's entry function returned; it must end with "
+	                          "weft__context_switch(NULL, next)\n");
 	abort();
 }

@@ -232,12 +232,12 @@ static void start_elsewhere(weft__fworker *w, weft_task *t)
 	}
 	static atomic_flag told = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set(&told))
-		fprintf(stderr,
-		        "weft: worker %d has no stack for a new fiber and its %zu fibers "
-		        "with a stack are all parked: new tasks wait until one of them "
-		        "ends (if those wait for the new tasks, it never will: use smaller "
-		        "stacks or raise the limit named above)\n",
-		        w->index, w->stacks.live);
+		weft__log(WEFT_LOG_WARN,
+		          "weft: worker %d has no stack for a new fiber and its %zu fibers "
+		          "with a stack are all parked: new tasks wait until one of them "
+		          "ends (if those wait for the new tasks, it never will: use smaller "
+		          "stacks or raise the limit named above)\n",
+		          w->index, w->stacks.live);
 	weft__fworker_sleep(w);
 }
 
@@ -612,7 +612,7 @@ static void start_quantum_clock(weft__fworker *w)
 	int rc = weft__ticker_start(&w->ticker, quantum, on_tick, w);
 	if (rc) {
 		/* The ticker said why (the call and errno). */
-		fprintf(stderr, "weft: no quantum clock: fibers run cooperatively\n");
+		weft__log(WEFT_LOG_WARN, "weft: no quantum clock: fibers run cooperatively\n");
 		w->preempt = false;
 		return;
 	}

@@ -163,8 +163,8 @@ static int refused(int err)
 			         "which is %llu",
 			         (unsigned long long)sigpending.rlim_cur);
 	}
-	fprintf(stderr, "weft: cannot create the quantum clock (timer_create: %s%s)\n",
-	        strerror(err), why);
+	weft__log(WEFT_LOG_ERROR, "weft: cannot create the quantum clock (timer_create: %s%s)\n",
+	          strerror(err), why);
 	return err == EAGAIN || err == ENOMEM ? WEFT_ENOMEM : WEFT_ENOTSUP;
 }
 

@@ -14,6 +14,7 @@
 #include <weft/weft.h>
 
 #include "core/alloc.h"
+#include "core/log.h"
 #include "core/lock_raw.h" /* without the preemption guard: the caller holds it */
 #include "obs/latency.h"
 #include "obs/trace.h"
@@ -60,7 +61,8 @@ int weft__trace_create(struct weft__trace **out, int slots, const char *path)
 	 * runtime's creation rather than its end. */
 	FILE *f = fopen(path, "we");
 	if (!f) {
-		fprintf(stderr, "weft: cannot write the trace to %s: %s\n", path, strerror(errno));
+		weft__log(WEFT_LOG_ERROR, "weft: cannot write the trace to %s: %s\n", path,
+		          strerror(errno));
 		return WEFT_EINVAL;
 	}
 	struct weft__trace *tr = weft__alloc(trace_size(slots, path));
@@ -166,8 +168,8 @@ static int write_file(const struct weft__trace *tr, const char *model, const cha
 {
 	FILE *f = tr->file;
 	if (fflush(f) != 0 || ftruncate(fileno(f), 0) != 0 || fseek(f, 0, SEEK_SET) != 0) {
-		fprintf(stderr, "weft: cannot write the trace to %s: %s\n", tr->path,
-		        strerror(errno));
+		weft__log(WEFT_LOG_ERROR, "weft: cannot write the trace to %s: %s\n", tr->path,
+		          strerror(errno));
 		return WEFT_EINVAL;
 	}
 	clearerr(f);
@@ -191,8 +193,8 @@ static int write_file(const struct weft__trace *tr, const char *model, const cha
 	}
 	fprintf(f, "\n]}\n");
 	if (fflush(f) != 0 || ferror(f)) {
-		fprintf(stderr, "weft: writing the trace to %s failed: %s\n", tr->path,
-		        strerror(errno));
+		weft__log(WEFT_LOG_ERROR, "weft: writing the trace to %s failed: %s\n", tr->path,
+		          strerror(errno));
 		return WEFT_EINVAL;
 	}
 	return 0;
@@ -221,7 +223,7 @@ void weft__trace_destroy(struct weft__trace *tr)
 		}
 	}
 	if (fclose(tr->file) != 0)
-		fprintf(stderr, "weft: writing the trace to %s failed: %s\n", tr->path,
-		        strerror(errno));
+		weft__log(WEFT_LOG_ERROR, "weft: writing the trace to %s failed: %s\n", tr->path,
+		          strerror(errno));
 	weft__free(tr, trace_size(tr->slots, tr->path));
 }
