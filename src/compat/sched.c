@@ -30,6 +30,7 @@
 
 #include <weft/compat/sched.h>
 #include <weft/weft.h>
+#include "core/log.h"
 
 struct weft_compat_sched {
 	weft_rt *rt;
@@ -46,13 +47,14 @@ static struct weft_compat_sched init_failed;
 static void report_init_failed(const char *call, atomic_flag *said)
 {
 	if (!atomic_flag_test_and_set(said))
-		fprintf(stderr, "weft: %s: sched_init failed (see above), so no task runs\n", call);
+		weft__log(WEFT_LOG_ERROR,
+		          "weft: %s: sched_init failed (see above), so no task runs\n", call);
 }
 
 static bool init_fail(sched_t *sp, int num_workers, int queue_depth, const char *why)
 {
-	fprintf(stderr, "weft: sched_init(%d workers, queue depth %d) failed: %s\n", num_workers,
-	        queue_depth, why);
+	weft__log(WEFT_LOG_ERROR, "weft: sched_init(%d workers, queue depth %d) failed: %s\n",
+	          num_workers, queue_depth, why);
 	sp->impl_ = &init_failed;
 	return false;
 }

@@ -143,8 +143,9 @@ static void take(tcb *t)
 	weft_task *x;
 	while ((x = weft__readyq_pop(&g.ready)) != &t->node) {
 		if (!x || n == TSL_MAXTHREADS) {
-			fprintf(stderr, "weft: tsl: thread %d is %s but not in the ready queue\n",
-			        t->tid, tstate_names[t->state]);
+			weft__log(WEFT_LOG_ERROR,
+			          "weft: tsl: thread %d is %s but not in the ready queue\n", t->tid,
+			          tstate_names[t->state]);
 			abort();
 		}
 		popped[n++] = x;
@@ -241,7 +242,7 @@ __attribute__((noreturn)) static void terminate(tcb *self)
 	/* Main's context is kept (the process ends on its stack); a thread's
 	 * is finished, and its stack stays until it is joined. */
 	switch_to(self == &g.main ? self : NULL, next);
-	fprintf(stderr, "weft: tsl: thread %d ran after it exited\n", self->tid);
+	weft__log(WEFT_LOG_ERROR, "weft: tsl: thread %d ran after it exited\n", self->tid);
 	abort();
 }
 
@@ -333,8 +334,9 @@ int tsl_init(int salg)
 	g.active = true;
 	atexit(at_exit);
 	if (cfg->stats) /* WEFT_STATS=1: what a replay needs */
-		fprintf(stderr, "weft: tsl: policy %s, seed %llu, stacks of at least %zu bytes\n",
-		        g.ready.ops->name, (unsigned long long)cfg->seed, cfg->stack_size);
+		weft__log(WEFT_LOG_NOTICE,
+		          "weft: tsl: policy %s, seed %llu, stacks of at least %zu bytes\n",
+		          g.ready.ops->name, (unsigned long long)cfg->seed, cfg->stack_size);
 	return TSL_SUCCESS;
 
 fail:
@@ -428,8 +430,9 @@ int tsl_join(int tid)
 		charge(self);
 		tcb *next = pick();
 		if (!next) { /* impossible while cycles are refused */
-			fprintf(stderr, "weft: tsl: thread %d joins %d (%s) and nothing is ready\n",
-			        self->tid, tid, tstate_names[t->state]);
+			weft__log(WEFT_LOG_ERROR,
+			          "weft: tsl: thread %d joins %d (%s) and nothing is ready\n",
+			          self->tid, tid, tstate_names[t->state]);
 			abort();
 		}
 		switch_to(self, next);

@@ -221,7 +221,8 @@ void worker_exit(void *value_ptr)
 		longjmp(w->exit_jmp, 1);
 	}
 	if (weft_rt_current()) {
-		fprintf(stderr, "worker_exit: called from a weft task that is not a worker\n");
+		weft__log(WEFT_LOG_ERROR,
+		          "worker_exit: called from a weft task that is not a worker\n");
 		abort();
 	}
 	pthread_exit(value_ptr);

@@ -105,7 +105,8 @@ static const char *env(const char *var)
 
 static int bad_env(const char *var, const char *value, const char *accepted)
 {
-	fprintf(stderr, "weft: invalid %s=\"%s\": accepted values are %s\n", var, value, accepted);
+	weft__log(WEFT_LOG_ERROR, "weft: invalid %s=\"%s\": accepted values are %s\n", var, value,
+	          accepted);
 	return WEFT_EINVAL;
 }
 
@@ -550,10 +551,10 @@ int weft__config_run_to_completion(weft_rt *rt)
 	if (p != WEFT_POLICY_PSJF && p != WEFT_POLICY_MLFQ)
 		return 0;
 	if (!rt->policy_from_env) /* else weft__config_model says it */
-		fprintf(stderr,
-		        "weft: the %s model runs every task to completion, so the %s policy the "
-		        "program sets (it orders by quanta used) does not apply: using fifo\n",
-		        weft_model_name(rt->cfg.model), weft_policy_name(p));
+		weft__log(WEFT_LOG_NOTICE,
+		          "weft: the %s model runs every task to completion, so the %s policy the "
+		          "program sets (it orders by quanta used) does not apply: using fifo\n",
+		          weft_model_name(rt->cfg.model), weft_policy_name(p));
 	rt->cfg.policy = WEFT_POLICY_FIFO;
 	return 0;
 }
@@ -571,7 +572,8 @@ int weft__config_model(weft_rt *rt)
 	const char *model = weft_model_name(rt->cfg.model);
 	if (rt->cfg.workers != asked.workers) {
 		if (rt->workers_source == WEFT_WORKERS_FROM_ENV)
-			fprintf(stderr,
+			weft__log(
+			        WEFT_LOG_NOTICE,
 			        "weft: WEFT_WORKERS=%d does not apply to the %s model, which runs "
 			        "%d "
 			        "worker(s)\n",
@@ -584,12 +586,13 @@ int weft__config_model(weft_rt *rt)
 		          asked.workers, asked_for ? "asked" : "found");
 	}
 	if (asked.preempt != WEFT_PREEMPT_OFF && rt->cfg.preempt == WEFT_PREEMPT_OFF)
-		fprintf(stderr,
-		        "weft: preemption (WEFT_PREEMPT=%s) does not apply to the %s model: its "
-		        "tasks run without it\n",
-		        weft_preempt_name(asked.preempt), model);
+		weft__log(WEFT_LOG_NOTICE,
+		          "weft: preemption (WEFT_PREEMPT=%s) does not apply to the %s model: its "
+		          "tasks run without it\n",
+		          weft_preempt_name(asked.preempt), model);
 	if (asked.policy != rt->cfg.policy && rt->policy_from_env)
-		fprintf(stderr, "weft: WEFT_POLICY=%s does not apply to the %s model: using %s\n",
-		        weft_policy_name(asked.policy), model, weft_policy_name(rt->cfg.policy));
+		weft__log(WEFT_LOG_NOTICE,
+		          "weft: WEFT_POLICY=%s does not apply to the %s model: using %s\n",
+		          weft_policy_name(asked.policy), model, weft_policy_name(rt->cfg.policy));
 	return 0;
 }

@@ -91,11 +91,11 @@ static void install_fork_hook(void)
 void weft__report_fork_use(const char *what)
 {
 	if (!atomic_exchange(&fork_reported, 1))
-		fprintf(stderr,
-		        "weft: %s belongs to the parent process: this process was forked "
-		        "from it, and a runtime's workers and tasks do not cross fork(); "
-		        "create a new runtime in the child (WEFT_EINVAL)\n",
-		        what);
+		weft__log(WEFT_LOG_ERROR,
+		          "weft: %s belongs to the parent process: this process was forked "
+		          "from it, and a runtime's workers and tasks do not cross fork(); "
+		          "create a new runtime in the child (WEFT_EINVAL)\n",
+		          what);
 }
 
 int weft__rt_check(const weft_rt *rt)
@@ -135,10 +135,10 @@ static void print_seed_on_failure(int status, void *arg)
 	(void)arg;
 	uint64_t seed = atomic_load(&last_random_seed);
 	if (status != 0 && seed)
-		fprintf(stderr,
-		        "weft: this run used WEFT_POLICY=random with seed %llu; "
-		        "WEFT_SEED=%llu replays it\n",
-		        (unsigned long long)seed, (unsigned long long)seed);
+		weft__log(WEFT_LOG_NOTICE,
+		          "weft: this run used WEFT_POLICY=random with seed %llu; "
+		          "WEFT_SEED=%llu replays it\n",
+		          (unsigned long long)seed, (unsigned long long)seed);
 }
 
 static void install_seed_hook(void)

@@ -133,12 +133,12 @@ static void report_failure(int err, bool injected)
 	if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
 		snprintf(nproc_text, sizeof(nproc_text), "%llu",
 		         (unsigned long long)nproc.rlim_cur);
-	fprintf(stderr,
-	        "weft: cannot create a thread (pthread_create: %s%s); the limits are "
-	        "RLIMIT_NPROC (ulimit -u) %s, kernel.threads-max %ld, memory for the "
-	        "thread's stack (ulimit -s) and address space (ulimit -v)\n",
-	        strerror(err), injected ? ", injected by a test" : "", nproc_text,
-	        read_long_file("/proc/sys/kernel/threads-max"));
+	weft__log(WEFT_LOG_ERROR,
+	          "weft: cannot create a thread (pthread_create: %s%s); the limits are "
+	          "RLIMIT_NPROC (ulimit -u) %s, kernel.threads-max %ld, memory for the "
+	          "thread's stack (ulimit -s) and address space (ulimit -v)\n",
+	          strerror(err), injected ? ", injected by a test" : "", nproc_text,
+	          read_long_file("/proc/sys/kernel/threads-max"));
 }
 
 int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)

@@ -22,18 +22,18 @@ static int refused(const char *call, int err)
 		char limit[32] = "unlimited";
 		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
 			snprintf(limit, sizeof(limit), "%llu", (unsigned long long)nofile.rlim_cur);
-		fprintf(stderr,
-		        "weft: cannot create a fiber worker's poller (%s: %s): %s%s; a fiber "
-		        "worker needs two descriptors (an epoll instance and an eventfd)\n",
-		        call, strerror(err),
-		        err == EMFILE
-		                ? "the process's descriptor limit (RLIMIT_NOFILE, ulimit -n) is "
-		                : "the system's limit (fs.file-max) is reached; ulimit -n is ",
-		        limit);
+		weft__log(WEFT_LOG_ERROR,
+		          "weft: cannot create a fiber worker's poller (%s: %s): %s%s; a fiber "
+		          "worker needs two descriptors (an epoll instance and an eventfd)\n",
+		          call, strerror(err),
+		          err == EMFILE
+		                  ? "the process's descriptor limit (RLIMIT_NOFILE, ulimit -n) is "
+		                  : "the system's limit (fs.file-max) is reached; ulimit -n is ",
+		          limit);
 		return WEFT_EMFILE;
 	}
-	fprintf(stderr, "weft: cannot create a fiber worker's poller (%s: %s)\n", call,
-	        strerror(err));
+	weft__log(WEFT_LOG_ERROR, "weft: cannot create a fiber worker's poller (%s: %s)\n", call,
+	          strerror(err));
 	return WEFT_ENOMEM;
 }
 

@@ -70,7 +70,8 @@ static void report_deadlock(weft_rt *rt)
 	int no = 0;
 	if (!atomic_compare_exchange_strong(&rt->deadlock_reported, &no, 1))
 		return;
-	fprintf(stderr,
+	weft__log(
+	        WEFT_LOG_WARN,
 	        "weft: every worker of this runtime (model %s, %d worker(s)) has been blocked in a "
 	        "weft wait for a second while tasks are queued that no worker can take: likely a "
 	        "deadlock (a task waiting on a semaphore, mutex, condition or channel that only a "
