@@ -16,12 +16,14 @@
  * passed as two 32-bit halves. */
 #include "fiber/context.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 
+#include "core/log.h"
 #include "fiber/context_sanitizer.h"
 
 typedef struct start_record {
@@ -62,7 +64,7 @@ void weft__context_make(weft__context *ctx, void *stack_base, size_t stack_size,
 	r->entry = entry;
 	r->arg = arg;
 	if (getcontext(&r->uc) != 0) {
-		perror("weft: getcontext");
+		weft__log(WEFT_LOG_ERROR, "weft: getcontext: %s\n", strerror(errno));
 		abort();
 	}
 	r->uc.uc_link = NULL;
@@ -81,7 +83,7 @@ WEFT__NO_ASAN void weft__context_switch(weft__context *from, weft__context *to)
 	SET_PREV(from);
 	if (!from) {
 		setcontext(target);
-		perror("weft: setcontext");
+		weft__log(WEFT_LOG_ERROR, "weft: setcontext: %s\n", strerror(errno));
 		abort();
 	}
 	ucontext_t here;
@@ -93,7 +95,7 @@ WEFT__NO_ASAN void weft__context_switch(weft__context *from, weft__context *to)
 	here.uc_stack.ss_flags = 0;
 	from->impl = &here;
 	if (swapcontext(&here, target) != 0) {
-		perror("weft: swapcontext");
+		weft__log(WEFT_LOG_ERROR, "weft: swapcontext: %s\n", strerror(errno));
 		abort();
 	}
 	weft__san_switch_in(from, GET_PREV());
