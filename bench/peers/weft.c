@@ -50,8 +50,8 @@
  * with blocking waits and a FIFO queue the whole tree is expanded before
  * leaves finish, so a fix that adds workers would need thousands of threads.
  *
- * weft has no parallel-for: the loop is cut into 4 chunks per worker, a task
- * each, posted in a group and waited for, which is what a weft user writes.
+ * parallel-for is weft_parallel_for (weft/parallel.h) with its automatic
+ * grain, called from the main thread as tbb::parallel_for is.
  * psort is not here: run.sh times apps/psort/weft-psort.
  *
  * Every run is guarded by a watchdog (WATCHDOG_S): a run that hangs kills
@@ -291,46 +291,33 @@ static void spawn_wait(const peers_opts *o, weft_model m, const char *label)
 
 /* ------------------------------------------------------------ parallel-for */
 
-typedef struct chunk {
-	int *a;
-	long lo, hi;
-} chunk;
-
-static void for_chunk(void *arg)
+static void for_body(size_t lo, size_t hi, void *arg)
 {
-	chunk *c = arg;
-	for (long i = c->lo; i < c->hi; i++)
-		c->a[i] += 1;
+	int *a = arg;
+	for (size_t i = lo; i < hi; i++)
+		a[i] += 1;
 }
 
+/* weft_parallel_for with the automatic grain, called from the main thread
+ * (not a task), as tbb::parallel_for is in tbb.cpp. */
 static void parallel_for(const peers_opts *o, weft_model m, const char *label)
 {
 	weft_rt *rt = make_rt(m);
-	weft_config eff;
-	weft_rt_config(rt, &eff);
-	long n = o->for_iters, k = 4L * eff.workers;
+	long n = o->for_iters;
 	int *a = xcalloc((size_t)n, sizeof(*a));
-	chunk *c = xcalloc((size_t)k, sizeof(*c));
-	weft_task *t = xcalloc((size_t)k, sizeof(*t));
-	for (long j = 0; j < k; j++)
-		c[j] = (chunk){a, n / k * j + n % k * j / k, n / k * (j + 1) + n % k * (j + 1) / k};
 	double t0 = peers_now_ns();
 	for (long p = 0; p < o->for_passes; p++) {
-		weft_group g;
-		weft_group_init(&g);
-		for (long j = 0; j < k; j++) {
-			weft_task_init(&t[j], for_chunk, &c[j]);
-			post_in(rt, &g, &t[j]);
+		int rc = weft_parallel_for(rt, 0, (size_t)n, 0, for_body, a);
+		if (rc != 0) {
+			fprintf(stderr, "%s: weft_parallel_for: %s\n", PROG, weft_strerror(rc));
+			exit(1);
 		}
-		weft_group_wait(&g);
 	}
 	double ns = peers_now_ns() - t0;
 	for (long i = 0; i < n; i++)
 		if (a[i] != o->for_passes)
 			peers_die(PROG, "parallel-for: wrong count");
 	weft_rt_destroy(rt);
-	free(t);
-	free(c);
 	free(a);
 	peers_emit(o, "parallel-for", label, n * o->for_passes, ns);
 }

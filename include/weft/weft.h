@@ -17,6 +17,7 @@
 #include "error.h"
 #include "export.h"
 #include "log.h"
+#include "parallel.h"
 #include "runtime.h"
 #include "stats.h"
 #include "sync.h"

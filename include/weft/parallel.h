@@ -1,0 +1,102 @@
+/* Parallel loops: weft_parallel_for runs a body over an index range cut into
+ * sub-ranges, weft_parallel_reduce also folds per-sub-range results into one.
+ * The shape of oneTBB's parallel_for/parallel_reduce and GCD's
+ * dispatch_apply, in C: the body receives a sub-range [lo, hi) rather than
+ * one index, so its inner loop is the caller's own and compiles as such.
+ *
+ * How the range is cut: recursive halving. The calling frame posts the
+ * right half as a task (a weft_task on its own stack), runs the left half
+ * itself the same way, then waits for the right half; so nothing is
+ * allocated per chunk, the caller's thread or worker always takes part, and
+ * no shared cache line is written per chunk. A sub-range is split while it
+ * holds more than `grain` iterations, so the body sees at most `grain`
+ * iterations per call, and, unless the whole range is smaller, more than
+ * grain / 2. docs/parallel.md has the details and the numbers. */
+#ifndef WEFT_PARALLEL_H
+#define WEFT_PARALLEL_H
+
+#include "export.h"
+#include "runtime.h"
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A loop body: runs the iterations lo .. hi-1 (lo < hi). arg is the
+ * pointer given to weft_parallel_for. */
+typedef void (*weft_range_fn)(size_t lo, size_t hi, void *arg);
+
+/** weft_parallel_for runs body over [begin, end) on rt's workers and the
+ * calling thread, cut into sub-ranges of at most grain iterations (0: an
+ * automatic grain, (end - begin) / (8 x workers) rounded up, which gives
+ * every worker about eight chunks; pass your own when iterations cost very
+ * unequal amounts or the loop is short and cheap). Every iteration runs
+ * exactly once, and the call returns after the last one finished; the
+ * order of sub-ranges and the threads they run on are unspecified. Returns
+ * 0; 0 at once when begin == end; WEFT_EINVAL for a NULL rt or body, end <
+ * begin, or a dead runtime. It never fails half-way: where a post is
+ * refused (WEFT_EFULL from a bounded queue, a thread the spawn model
+ * cannot create, a destroy under way), that half runs on the calling
+ * thread instead, so no iteration is lost.
+ *
+ * May be called from any thread: from a task of rt (its worker runs chunks
+ * and, while it waits for the halves it posted, runs them or other queued
+ * tasks, so it does not deadlock at one worker on any model: the fork-join
+ * guarantee of weft_wait), from a body (nested loops), from a task of
+ * another runtime, or from a thread that is not a weft task, which runs
+ * chunks too. A caller holding a weft_mutex runs the whole loop itself
+ * (it could not run other tasks while waiting). Under the fibers model
+ * (one worker) the loop runs on that worker in sub-range order, without
+ * fiber switches. Each split level takes about 200 bytes of the stack it
+ * runs on: about 200 x log2((end - begin) / grain) bytes in all. */
+WEFT_EXTERN int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain,
+                                  weft_range_fn body, void *arg);
+
+/** The largest accumulator weft_parallel_reduce takes, in bytes. */
+#define WEFT_REDUCE_MAX_SIZE 4096
+
+/** What weft_parallel_reduce folds with. An accumulator is size bytes
+ * (1 .. WEFT_REDUCE_MAX_SIZE) of the caller's type, aligned for any type.
+ * init sets acc to the identity (0 for a sum, +inf for a min, empty bins);
+ * body folds the iterations [lo, hi) into acc, and may be called several
+ * times on one accumulator with consecutive, ascending sub-ranges; combine
+ * folds `right`, which covers the iterations just after those of acc, into
+ * acc. combine need not be commutative (it always receives left then
+ * right), only associative up to the rounding the caller accepts. arg is
+ * the pointer given to weft_parallel_reduce. */
+typedef struct weft_reducer {
+	size_t size;
+	void (*init)(void *acc, void *arg);
+	void (*body)(size_t lo, size_t hi, void *acc, void *arg);
+	void (*combine)(void *acc, const void *right, void *arg);
+} weft_reducer;
+
+/** weft_parallel_reduce folds [begin, end) into *result (r->size bytes of
+ * the caller's, which need not be initialised: weft calls init on it
+ * first) in parallel, as weft_parallel_for does (same grain, errors,
+ * contexts and refused posts). Returns 0, or WEFT_EINVAL for a NULL rt, r,
+ * result, init, body or combine, a size of 0 or above
+ * WEFT_REDUCE_MAX_SIZE, or end < begin; begin == end leaves *result at the
+ * identity.
+ *
+ * Deterministic: how the range is cut and the order of every combine
+ * depend only on begin, end, grain (with grain 0: also the runtime's
+ * worker count) and r->size, never on timing, so a floating-point sum gives
+ * the same bits on every run, model and thread. The tree is binary, left
+ * before right, which keeps the rounding error of a sum near that of a
+ * pairwise sum.
+ *
+ * Memory: nothing is allocated. The partial results live on the stacks of
+ * the splitting frames, one accumulator per split level; so that a large
+ * accumulator cannot overrun a 64 KiB fiber stack, the levels that hold one
+ * are capped at 16 KiB / size (at least 4), and below that depth a frame
+ * folds its consecutive chunks into the one accumulator it has. */
+WEFT_EXTERN int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain,
+                                     const weft_reducer *r, void *arg, void *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
