@@ -70,9 +70,10 @@ typedef struct weft_chan {
 WEFT_EXTERN int weft_mutex_init(weft_mutex *m);
 /** weft_mutex_lock takes the mutex. A free mutex is taken at once, even
  * with waiters queued; otherwise a kernel thread spins briefly, then
- * sleeps, and a fiber parks. A waiter that has waited more than about
- * 1 ms is handed the mutex by the next unlock, so no caller waits much
- * longer than that plus two wake-ups per waiter ahead of it. Uncontended,
+ * sleeps, and a fiber parks. An unlock wakes the longest waiter to try
+ * again; one that loses after waiting more than about 1 ms is handed the
+ * mutex by the next unlock, so no caller waits much longer than that plus
+ * two wake-ups per waiter ahead of it. Uncontended,
  * lock and unlock are one atomic operation each on the mutex; nothing is
  * allocated. Not recursive. WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_mutex_lock(weft_mutex *m);
