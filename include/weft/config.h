@@ -48,10 +48,31 @@ typedef enum weft_workers_source {
 	WEFT_WORKERS_SOURCE_COUNT_
 } weft_workers_source;
 
+/** Whether workers are pinned to CPUs (WEFT_PIN). */
+typedef enum weft_pin {
+	WEFT_PIN_OFF = 0,   /* the kernel places and moves workers (the default) */
+	WEFT_PIN_CORES = 1, /* worker i runs only on the i-th CPU of the process's
+	                       affinity mask, round robin when there are fewer CPUs */
+	WEFT_PIN_COUNT_
+} weft_pin;
+
+/** What a worker hook is told about (weft_config.worker_hook). */
+typedef enum weft_worker_event {
+	WEFT_WORKER_START = 0, /* the worker thread began; it has run no task yet */
+	WEFT_WORKER_EXIT = 1,  /* the worker thread ran its last task and ends */
+} weft_worker_event;
+
+/** A worker hook: called on the worker thread itself with event (a
+ * weft_worker_event; ignore values you do not know, more may come), the
+ * worker's index (what weft_worker_index() returns in its tasks; under
+ * spawn, the slot of the task thread) and weft_config.worker_hook_ctx. */
+typedef void (*weft_worker_hook)(int event, int index, void *ctx);
+
 typedef struct weft_config {
 	weft_model model;       /* default WEFT_MODEL_THREADS */
 	weft_policy policy;     /* default WEFT_POLICY_PRIORITY */
 	int workers;            /* 0: one per CPU this process may use */
+	weft_pin pin;           /* default WEFT_PIN_OFF (in what was padding: the ABI holds) */
 	long queue_capacity;    /* most tasks queued at once; 0: unbounded */
 	int stats;              /* non-zero: print statistics to stderr at destroy */
 	size_t stack_size;      /* fiber stack bytes; 0: 64 KiB */
@@ -61,7 +82,14 @@ typedef struct weft_config {
 	uint32_t mlfq_levels;   /* mlfq: number of levels, 1 .. 64; 0: 4 */
 	uint32_t mlfq_boost_us; /* mlfq: everyone back to the top this often; 0: 100,000 */
 	const char *trace_path; /* Chrome trace JSON written at destroy; NULL: none */
-	void *reserved[3];      /* room to grow without breaking the ABI; keep zero */
+	/* Called on each worker thread when it starts, before any task, and
+	 * when it exits, after its last task: under threads, fibers and mn once
+	 * per worker, under spawn once per task thread. NULL: none. It runs
+	 * with every signal blocked, must not wait for the runtime's tasks,
+	 * and has returned for every worker when weft_rt_destroy returns. */
+	weft_worker_hook worker_hook;
+	void *worker_hook_ctx; /* passed to worker_hook */
+	void *reserved[1];     /* room to grow without breaking the ABI; keep zero */
 } weft_config;
 
 /** weft_config_init fills *cfg with the defaults. It does not read the

@@ -122,6 +122,21 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 	return true;
 }
 
+/* WEFT_PIN: 0 or off, 1 or cores (weft_pin). */
+static int env_pin(int *pin)
+{
+	const char *v = env("WEFT_PIN");
+	if (!v)
+		return 0;
+	if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0)
+		*pin = WEFT_PIN_OFF;
+	else if (strcmp(v, "1") == 0 || strcmp(v, "cores") == 0)
+		*pin = WEFT_PIN_CORES;
+	else
+		return bad_env("WEFT_PIN", v, "0 or off, 1 or cores");
+	return 0;
+}
+
 static int env_name(const char *var, const char *const *names, int count, int *out)
 {
 	const char *v = env(var);
@@ -451,14 +466,14 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	    cfg.workers > WEFT__MAX_WORKERS || cfg.queue_capacity < 0 ||
 	    (cfg.stack_size != 0 &&
 	     (cfg.stack_size < WEFT__MIN_STACK || cfg.stack_size > WEFT__MAX_STACK)) ||
-	    (unsigned)cfg.preempt >= WEFT_PREEMPT_COUNT_ ||
+	    (unsigned)cfg.preempt >= WEFT_PREEMPT_COUNT_ || (unsigned)cfg.pin >= WEFT_PIN_COUNT_ ||
 	    (cfg.quantum_us != 0 &&
 	     (cfg.quantum_us < WEFT__MIN_QUANTUM_US || cfg.quantum_us > WEFT__MAX_QUANTUM_US)) ||
 	    cfg.mlfq_levels > WEFT__MAX_LEVELS ||
 	    (cfg.mlfq_boost_us != 0 && cfg.mlfq_boost_us < WEFT__MIN_QUANTUM_US))
 		return WEFT_EINVAL;
 
-	int model = cfg.model, policy = cfg.policy, preempt = cfg.preempt;
+	int model = cfg.model, policy = cfg.policy, preempt = cfg.preempt, pin = cfg.pin;
 	long quantum = cfg.quantum_us ? cfg.quantum_us : WEFT__DEFAULT_QUANTUM_US;
 	long levels = cfg.mlfq_levels ? cfg.mlfq_levels : WEFT__DEFAULT_LEVELS;
 	long boost = cfg.mlfq_boost_us ? cfg.mlfq_boost_us : WEFT__DEFAULT_BOOST_US;
@@ -478,6 +493,7 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	    (rc = env_long("WEFT_SEED", 1, LONG_MAX, "integers from 1 to 9223372036854775807",
 	                   &seed, NULL)) ||
 	    (rc = env_name("WEFT_PREEMPT", preempt_names, WEFT_PREEMPT_COUNT_, &preempt)) ||
+	    (rc = env_pin(&pin)) ||
 	    (rc = env_long("WEFT_QUANTUM_US", WEFT__MIN_QUANTUM_US, WEFT__MAX_QUANTUM_US,
 	                   "microseconds from 100 to 10000000", &quantum, NULL)) ||
 	    (rc = env_long("WEFT_MLFQ_LEVELS", 1, WEFT__MAX_LEVELS, "integers from 1 to 64",
@@ -503,6 +519,7 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	cfg.queue_capacity = capacity;
 	cfg.stats = (int)stats;
 	cfg.preempt = (weft_preempt)preempt;
+	cfg.pin = (weft_pin)pin;
 	cfg.quantum_us = (uint32_t)quantum;
 	cfg.mlfq_levels = (uint32_t)levels;
 	cfg.mlfq_boost_us = (uint32_t)boost;

@@ -329,6 +329,11 @@ static inline void weft__dequeued(weft_rt *rt, long n)
  * WEFT_EAGAIN. Worker threads get a signal mask that blocks every signal,
  * so application signal handlers run on application threads. */
 WEFT__WARN_UNUSED int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
+/* weft__thread_create for the index-th worker of rt (a spawn task thread:
+ * its slot): named weft-<model>-<index>, pinned as rt->cfg.pin says, and
+ * running rt->cfg.worker_hook before and after fn. */
+WEFT__WARN_UNUSED int weft__worker_create(pthread_t *thread, void *(*fn)(void *), void *arg,
+                                          const weft_rt *rt, int index);
 
 /* Environment and machine defaults applied to cfg (see config.c). Prints
  * the reason to stderr and returns WEFT_EINVAL for a bad value. */

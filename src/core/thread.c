@@ -8,7 +8,16 @@
  * recurses too deep on a kernel thread is named as under the fiber models
  * instead of dying of a bare SIGSEGV. The alternate stack is a local array
  * of thread_main, at the top of the thread's own stack: an overflow faults
- * at the other end, and creating a thread costs no extra mapping. */
+ * at the other end, and creating a thread costs no extra mapping.
+ *
+ * A runtime's workers (weft__worker_create) also get, in thread_main, before
+ * the model's function runs: a name, weft-<model>-<index>, which top -H, ps
+ * -L, gdb and perf show; their CPU when the configuration pins workers; and
+ * the configuration's worker hook, called again after the function
+ * returned. All of it is copied into the start slot by the creator, so the
+ * thread never reads the runtime for it. The two platform calls (name, CPU)
+ * sit together below; where they do not exist, workers are not named or
+ * pinned. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -55,7 +64,113 @@ typedef struct start_arg {
 	_Atomic bool used;
 	void *(*fn)(void *);
 	void *arg;
+	char name[16];         /* the thread's name: 15 bytes and the NUL */
+	int cpu;               /* pinned to this CPU; -1: not pinned */
+	int index;             /* worker index for the hook */
+	weft_worker_hook hook; /* NULL: none */
+	void *hook_ctx;
 } start_arg;
+
+/* weft_config grew into its padding and its reserved tail: the fields that
+ * were there keep their offsets and the size stays (LP64). */
+_Static_assert(sizeof(void *) != 8 ||
+                       (offsetof(weft_config, pin) == 12 &&
+                        offsetof(weft_config, queue_capacity) == 16 &&
+                        offsetof(weft_config, worker_hook) == 72 && sizeof(weft_config) == 96),
+               "weft_config keeps its layout (ABI)");
+
+/* ------------------------------------------------------------ platform */
+
+#if defined(__linux__)
+/* Linux names a thread with at most 15 bytes; the caller fits the name. */
+static void set_thread_name(const char *name)
+{
+	(void)pthread_setname_np(pthread_self(), name);
+}
+
+/* The CPU the index-th pinned worker gets: the (index mod n)-th of the n
+ * CPUs in the process's affinity mask (its main thread's, which the
+ * worker count was taken from; the caller's own when that cannot be read),
+ * or -1 when neither can be read. */
+static int pick_cpu(int index)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(getpid(), sizeof(set), &set) != 0 &&
+	    sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	int n = CPU_COUNT(&set);
+	if (n <= 0)
+		return -1;
+	int want = index % n;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (CPU_ISSET(cpu, &set) && want-- == 0)
+			return cpu;
+	}
+	return -1;
+}
+
+static int pin_thread(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0 ? 0 : errno;
+}
+#elif defined(__APPLE__)
+/* macOS names only the calling thread, with up to 63 bytes, and has no CPU
+ * affinity (thread_policy_set's affinity tags are hints): not pinned. */
+static void set_thread_name(const char *name)
+{
+	(void)pthread_setname_np(name);
+}
+
+static int pick_cpu(int index)
+{
+	(void)index;
+	return -1;
+}
+
+static int pin_thread(int cpu)
+{
+	(void)cpu;
+	return ENOTSUP;
+}
+#else
+static void set_thread_name(const char *name)
+{
+	(void)name;
+}
+
+static int pick_cpu(int index)
+{
+	(void)index;
+	return -1;
+}
+
+static int pin_thread(int cpu)
+{
+	(void)cpu;
+	return ENOTSUP;
+}
+#endif
+
+/* "weft-<kind>-<index>" in buf[16]. When that is longer than 15 bytes, the
+ * kind is cut so that the index stays whole: weft-threads-99, then
+ * weft-thread-100, weft-threa-1000. */
+static void format_name(char buf[16], const char *kind, int index)
+{
+	char digits[12];
+	size_t nd = (size_t)snprintf(digits, sizeof(digits), "%d", index);
+	if (nd > 9) /* not with at most 1024 workers */
+		digits[nd = 9] = '\0';
+	size_t kl = strlen(kind), room = 15 - 5 - 1 - nd; /* "weft-", "-" */
+	if (kl > room)
+		kl = room;
+	memcpy(buf, "weft-", 5);
+	memcpy(buf + 5, kind, kl);
+	buf[5 + kl] = '-';
+	memcpy(buf + 6 + kl, digits, nd + 1);
+}
 
 #define START_SLOTS 64
 static start_arg slots[START_SLOTS];
@@ -79,9 +194,23 @@ static start_arg *claim_slot(void)
 static void *thread_main(void *p)
 {
 	start_arg *slot = p;
-	start_arg s = {.fn = slot->fn, .arg = slot->arg};
+	start_arg s = {.fn = slot->fn,
+	               .arg = slot->arg,
+	               .cpu = slot->cpu,
+	               .index = slot->index,
+	               .hook = slot->hook,
+	               .hook_ctx = slot->hook_ctx};
+	memcpy(s.name, slot->name, sizeof(s.name));
 	atomic_store_explicit(&slot->used, false, memory_order_release);
 	weft__thread_stack_record();
+	set_thread_name(s.name);
+	if (s.cpu >= 0) {
+		int err = pin_thread(s.cpu);
+		if (err)
+			weft__log(WEFT_LOG_WARN,
+			          "weft: %s runs unpinned: cannot pin it to CPU %d (%s)\n", s.name,
+			          s.cpu, strerror(err));
+	}
 
 	char alt[ALTSTACK_BYTES] __attribute__((aligned(64)));
 	long need = sysconf(_SC_SIGSTKSZ);
@@ -93,7 +222,11 @@ static void *thread_main(void *p)
 	 * ours or the sanitizer's, else it maps one. */
 	(void)weft__stack_overflow_handler_install();
 
+	if (s.hook)
+		s.hook(WEFT_WORKER_START, s.index, s.hook_ctx);
 	void *r = s.fn(s.arg);
+	if (s.hook)
+		s.hook(WEFT_WORKER_EXIT, s.index, s.hook_ctx);
 
 	weft__thread_stack_forget();
 	if (mine) {
@@ -141,7 +274,9 @@ static void report_failure(int err, bool injected)
 	          read_long_file("/proc/sys/kernel/threads-max"));
 }
 
-int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+/* Creates the thread that runs fn(arg) as the start slot says; rt NULL: a
+ * helper thread (weft_blocking's), named weft-blocking, not pinned, no hook. */
+static int create(pthread_t *thread, void *(*fn)(void *), void *arg, const weft_rt *rt, int index)
 {
 	if (injected_fault()) {
 		report_failure(EAGAIN, true);
@@ -156,6 +291,19 @@ int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 	start_arg *s = claim_slot();
 	s->fn = fn;
 	s->arg = arg;
+	s->index = index;
+	s->cpu = -1;
+	s->hook = NULL;
+	s->hook_ctx = NULL;
+	if (rt) {
+		format_name(s->name, weft_model_name(rt->cfg.model), index);
+		if (rt->cfg.pin == WEFT_PIN_CORES)
+			s->cpu = pick_cpu(index);
+		s->hook = rt->cfg.worker_hook;
+		s->hook_ctx = rt->cfg.worker_hook_ctx;
+	} else {
+		snprintf(s->name, sizeof(s->name), "weft-blocking");
+	}
 	if (pthread_attr_getguardsize(&attr, &guard) != 0 || guard < GUARD_BYTES)
 		(void)pthread_attr_setguardsize(&attr, GUARD_BYTES);
 	/* Workers block every signal, so a process-directed signal (SIGINT,
@@ -178,4 +326,15 @@ int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 	atomic_store_explicit(&s->used, false, memory_order_release);
 	report_failure(rc, false);
 	return WEFT_EAGAIN;
+}
+
+int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	return create(thread, fn, arg, NULL, -1);
+}
+
+int weft__worker_create(pthread_t *thread, void *(*fn)(void *), void *arg, const weft_rt *rt,
+                        int index)
+{
+	return create(thread, fn, arg, rt, index);
 }

@@ -694,7 +694,7 @@ int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops
 
 int weft__fworker_start(weft__fworker *w)
 {
-	return weft__thread_create(&w->thread, worker_main, w);
+	return weft__worker_create(&w->thread, worker_main, w, w->rt, w->index);
 }
 
 void weft__fworker_join(weft__fworker *w)

@@ -75,7 +75,7 @@ static int launch(spawn *m, slot *s, weft_task *t)
 		s->has_to_join = true;
 		s->joinable = false;
 	}
-	int rc = weft__thread_create(&s->thread, task_thread, s);
+	int rc = weft__worker_create(&s->thread, task_thread, s, m->rt, s->index);
 	if (rc) {
 		s->busy = false;
 		if (s->has_to_join) {

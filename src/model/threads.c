@@ -464,7 +464,7 @@ static int threads_start(weft_rt *rt)
 		worker *w = &m->workers[i];
 		w->m = m;
 		w->index = i;
-		int rc = weft__thread_create(&w->thread, worker_main, w);
+		int rc = weft__worker_create(&w->thread, worker_main, w, rt, i);
 		if (rc) {
 			stop_workers(m, i);
 			threads_release(rt);
