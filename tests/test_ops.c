@@ -142,6 +142,12 @@ static void names(void)
 	assert_int_equal(threads_named(prefix), 0); /* all joined */
 }
 
+static bool all_named(void *arg)
+{
+	(void)arg;
+	return threads_named("weft-thread") == 101;
+}
+
 static void name_cut(void)
 {
 	if (wt.model != WEFT_MODEL_THREADS)
@@ -156,10 +162,13 @@ static void name_cut(void)
 	wt_config(&cfg);
 	cfg.workers = 101;
 	weft_rt *rt = create_with(&cfg);
-	/* The workers live, idle, until destroy. */
+	/* The workers live, idle, until destroy; each names itself as it
+	 * starts, before its first task, maybe after weft_rt_create returned. */
+	bool named = wt_poll(all_named, NULL);
 	int cut = threads_named("weft-thread-100"), whole = threads_named("weft-threads-99");
 	int all = threads_named("weft-thread");
 	weft_rt_destroy(rt);
+	assert_true(named);
 	assert_int_equal(cut, 1);
 	assert_int_equal(whole, 1);
 	assert_int_equal(all, 101);
