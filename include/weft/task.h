@@ -91,6 +91,23 @@ WEFT_EXTERN const char *weft_task_state_name(weft_task_state state);
  * then says so on stderr after a second. docs/models.md has the details. */
 WEFT_EXTERN int weft_wait(weft_task *t);
 
+/** weft_wait_until is weft_wait with a deadline: deadline_ns on the
+ * CLOCK_MONOTONIC clock in nanoseconds, as weft_clock_ns() reads it (a
+ * timeout of d nanoseconds is weft_clock_ns() + d). Returns what weft_wait
+ * returns, or WEFT_ETIMEDOUT when the deadline came before the task
+ * finished; the task is then unaffected (it runs, or keeps running, and may
+ * be waited for again). A deadline already past returns at once. Under the
+ * fiber models the waiting fiber parks on its worker's timer; on kernel
+ * threads the thread sleeps. Unlike weft_wait, it never runs other tasks
+ * while it waits (one could end long after the deadline), so fork-join
+ * with deadlines on threads and spawn can time out where weft_wait would
+ * have run the child itself. */
+WEFT_EXTERN int weft_wait_until(weft_task *t, int64_t deadline_ns);
+
+/** weft_clock_ns returns the CLOCK_MONOTONIC time in nanoseconds, the clock
+ * of every deadline in weft. Callable anywhere. */
+WEFT_EXTERN int64_t weft_clock_ns(void);
+
 /** weft_group_init prepares an empty group. Tasks join it through
  * weft_post_in and leave it when they finish. Returns WEFT_EINVAL for NULL,
  * and WEFT_EBUSY, changing nothing, while tasks posted into g have not
@@ -103,6 +120,11 @@ WEFT_EXTERN int weft_group_init(weft_group *g);
  * forked process posted. From inside a task it waits as weft_wait does (the
  * same fork-join guarantee and limits). */
 WEFT_EXTERN int weft_group_wait(weft_group *g);
+
+/** weft_group_wait_until is weft_group_wait with a deadline (as in
+ * weft_wait_until): WEFT_ETIMEDOUT when tasks of the group are still
+ * unfinished at deadline_ns, leaving the group unaffected. */
+WEFT_EXTERN int weft_group_wait_until(weft_group *g, int64_t deadline_ns);
 
 /** weft_group_pending returns how many tasks of the group have not finished. */
 WEFT_EXTERN long weft_group_pending(const weft_group *g);

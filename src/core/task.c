@@ -6,6 +6,7 @@
  * below for how waiters are found and woken without touching it after). */
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/internal.h"
 #include "core/observe.h"
@@ -262,22 +263,89 @@ static bool stack_has_room(void)
 	return here > weft__tls.stack_low && here - weft__tls.stack_low > STACK_RESERVE;
 }
 
-static int join(weft__waiter *rec)
+static int64_t clock_ns(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits for rec's wake-up, or until deadline (NO_DEADLINE: none); false
+ * when the deadline came first (the caller then takes rec back). */
+#define NO_DEADLINE INT64_MAX
+
+static bool join(weft__waiter *rec, int64_t deadline)
+{
+	/* A wait with a deadline runs no other task: one it ran could end
+	 * long after the deadline. */
+	if (deadline != NO_DEADLINE)
+		return weft__waiter_park_until(rec, WEFT__WAIT_JOIN, deadline);
 	weft_rt *rt = weft__tls.rt;
 	if (rec->fiber || !rt || !rt->model->help || weft__tls.mutexes_held > 0 ||
 	    !stack_has_room()) {
 		weft__waiter_park_for(rec, WEFT__WAIT_JOIN);
-		return rec->result;
+		return true;
 	}
 	while (!weft__waiter_woken(rec)) {
 		if (!rt->model->help(rt))
 			weft__waiter_sleep(rec, HELP_POLL_NS);
 	}
-	return rec->result;
+	return true;
 }
 
+/* Removes rec, whose wait timed out, from a task's or group's list (lock
+ * bit held); false if it is not there. */
+static bool unlink_waiter(void **list, weft__waiter *rec)
+{
+	weft__waiter **p = (weft__waiter **)list;
+	while (*p && *p != rec)
+		p = &(*p)->next;
+	if (!*p)
+		return false;
+	*p = rec->next;
+	return true;
+}
+
+/* A timed-out weft_wait takes its record back, unless the task finished
+ * meanwhile: then the finisher has the record and wakes it soon. */
+static int task_wait_timed_out(weft_task *t, weft__waiter *rec)
+{
+	_Atomic uint32_t *w = state_word(t);
+	uint32_t s = atomic_load_explicit(w, memory_order_acquire);
+	int spins = 0;
+	for (;;) {
+		uint32_t st = s & WEFT__STATE_MASK;
+		if (st != WEFT_TASK_QUEUED && st != WEFT_TASK_RUNNING) {
+			weft__waiter_park_for(rec, WEFT__WAIT_JOIN);
+			return rec->result;
+		}
+		if (s & WEFT__LOCKED) {
+			pause_briefly(&spins);
+			s = atomic_load_explicit(w, memory_order_acquire);
+		} else if (atomic_compare_exchange_weak_explicit(w, &s, s | WEFT__LOCKED,
+		                                                 memory_order_acquire,
+		                                                 memory_order_acquire)) {
+			break;
+		}
+	}
+	(void)unlink_waiter(&t->waiters_, rec); /* unfinished: rec was on it */
+	atomic_fetch_sub(w, t->waiters_ ? WEFT__LOCKED : WEFT__LOCKED | WEFT__WAITER);
+	return WEFT_ETIMEDOUT;
+}
+
+static int wait_task(weft_task *t, int64_t deadline);
+
 int weft_wait(weft_task *t)
+{
+	return wait_task(t, NO_DEADLINE);
+}
+
+int weft_wait_until(weft_task *t, int64_t deadline_ns)
+{
+	return wait_task(t, deadline_ns);
+}
+
+static int wait_task(weft_task *t, int64_t deadline)
 {
 	if (!t)
 		return WEFT_EINVAL;
@@ -285,7 +353,8 @@ int weft_wait(weft_task *t)
 		return WEFT_EDEADLK;
 	_Atomic uint32_t *w = state_word(t);
 	uint32_t s = atomic_load_explicit(w, memory_order_acquire);
-	if ((s & WEFT__STATE_MASK) == WEFT_TASK_QUEUED && weft__fiber_run_awaited(t, NULL))
+	if ((s & WEFT__STATE_MASK) == WEFT_TASK_QUEUED && deadline == NO_DEADLINE &&
+	    weft__fiber_run_awaited(t, NULL))
 		s = atomic_load_explicit(w, memory_order_acquire);
 	int spins = 0;
 	for (;;) {
@@ -301,6 +370,8 @@ int weft_wait(weft_task *t)
 			weft__report_fork_use("a task waited for");
 			return WEFT_EINVAL; /* it never finishes in this process */
 		}
+		if (deadline != NO_DEADLINE && clock_ns() >= deadline)
+			return WEFT_ETIMEDOUT;
 		if (s & WEFT__LOCKED) {
 			pause_briefly(&spins);
 			s = atomic_load_explicit(w, memory_order_acquire);
@@ -321,7 +392,9 @@ int weft_wait(weft_task *t)
 		atomic_fetch_sub(w, WEFT__LOCKED);
 	else
 		atomic_fetch_sub(w, WEFT__LOCKED - WEFT__WAITER);
-	return join(&rec);
+	if (!join(&rec, deadline))
+		return task_wait_timed_out(t, &rec);
+	return rec.result;
 }
 
 /* An initialised group carries its own address, scrambled: memory that
@@ -347,13 +420,52 @@ int weft_group_init(weft_group *g)
 	return 0;
 }
 
+/* A timed-out weft_group_wait takes its record back, unless the last task
+ * finished meanwhile: then the finisher has the record and wakes it soon. */
+static int group_wait_timed_out(weft_group *g, weft__waiter *rec)
+{
+	_Atomic uint32_t *w = pending_word(g);
+	uint32_t p = atomic_load_explicit(w, memory_order_acquire);
+	int spins = 0;
+	for (;;) {
+		if (p < WEFT__GROUP_ONE) {
+			weft__waiter_park_for(rec, WEFT__WAIT_JOIN);
+			return rec->result;
+		}
+		if (p & WEFT__GROUP_LOCKED) {
+			pause_briefly(&spins);
+			p = atomic_load_explicit(w, memory_order_acquire);
+		} else if (atomic_compare_exchange_weak_explicit(w, &p, p | WEFT__GROUP_LOCKED,
+		                                                 memory_order_acquire,
+		                                                 memory_order_acquire)) {
+			break;
+		}
+	}
+	(void)unlink_waiter(&g->waiters_, rec); /* unfinished: rec was on it */
+	atomic_fetch_sub(w, g->waiters_ ? WEFT__GROUP_LOCKED
+	                                : WEFT__GROUP_LOCKED | WEFT__GROUP_WAITER);
+	return WEFT_ETIMEDOUT;
+}
+
+static int wait_group(weft_group *g, int64_t deadline);
+
 int weft_group_wait(weft_group *g)
+{
+	return wait_group(g, NO_DEADLINE);
+}
+
+int weft_group_wait_until(weft_group *g, int64_t deadline_ns)
+{
+	return wait_group(g, deadline_ns);
+}
+
+static int wait_group(weft_group *g, int64_t deadline)
 {
 	if (!g)
 		return WEFT_EINVAL;
 	_Atomic uint32_t *w = pending_word(g);
 	uint32_t p = atomic_load_explicit(w, memory_order_acquire);
-	while (p >= WEFT__GROUP_ONE && weft__fiber_run_awaited(NULL, g))
+	while (p >= WEFT__GROUP_ONE && deadline == NO_DEADLINE && weft__fiber_run_awaited(NULL, g))
 		p = atomic_load_explicit(w, memory_order_acquire);
 	if (p >= WEFT__GROUP_ONE && from_parent(atomic_load((_Atomic uint32_t *)&g->sign_))) {
 		weft__report_fork_use("a group waited for");
@@ -363,6 +475,8 @@ int weft_group_wait(weft_group *g)
 	for (;;) {
 		if (p < WEFT__GROUP_ONE)
 			return 0;
+		if (deadline != NO_DEADLINE && clock_ns() >= deadline)
+			return WEFT_ETIMEDOUT;
 		if (p & WEFT__GROUP_LOCKED) {
 			pause_briefly(&spins);
 			p = atomic_load_explicit(w, memory_order_acquire);
@@ -390,10 +504,17 @@ int weft_group_wait(weft_group *g)
 		                                 (p | WEFT__GROUP_WAITER) & ~WEFT__GROUP_LOCKED))
 			break;
 	}
-	return join(&rec);
+	if (!join(&rec, deadline))
+		return group_wait_timed_out(g, &rec);
+	return rec.result;
 }
 
 long weft_group_pending(const weft_group *g)
 {
 	return g ? (long)(atomic_load(pending_word(g)) / WEFT__GROUP_ONE) : 0;
+}
+
+int64_t weft_clock_ns(void)
+{
+	return clock_ns();
 }

@@ -123,8 +123,8 @@ static inline __attribute__((always_inline)) void enter(weft__fworker *w, weft__
 	/* Only a fiber preempted between queueing itself as a waiter and
 	 * parking can be woken while READY: everyone else takes the plain
 	 * store, no locked instruction. */
-	if (g->preempted) {
-		g->preempted = false;
+	if (g->rewakable) {
+		g->rewakable = false;
 		if (atomic_exchange(&g->state, WEFT__FIBER_RUNNING) == WEFT__FIBER_READY_WOKEN)
 			atomic_store(&g->state, WEFT__FIBER_WOKEN); /* for its next park */
 	} else {
@@ -371,6 +371,24 @@ void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 	weft__tls.nopreempt--;
 }
 
+bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadline_ns)
+{
+	weft__fworker *w = f->home;
+	weft__tls.nopreempt++;
+	int64_t now = clock_now(w), real = now_ns();
+	f->wait_result = 0;
+	weft__timers_add(&w->timers, &f->timer, now + (deadline_ns - real));
+	/* The timer and the waker may both unpark it: the second wake-up
+	 * lands while it is queued (READY_WOKEN) and must be kept. */
+	f->rewakable = true;
+	weft__fiber_park(f, why);
+	bool woken = f->wait_result != WEFT_ETIMEDOUT;
+	if (woken)
+		weft__timers_remove(&w->timers, &f->timer);
+	weft__tls.nopreempt--;
+	return woken;
+}
+
 void weft__fiber_unpark(weft__fiber *f)
 {
 	weft__fworker *w = f->home; /* read before the fiber can run and end */
@@ -467,10 +485,9 @@ static void expire_timers(weft__fworker *w)
 	weft__timer *tm;
 	while ((tm = weft__timers_pop_expired(&w->timers, now))) {
 		weft__fiber *f = (weft__fiber *)((char *)tm - offsetof(weft__fiber, timer));
-		if (f->wait_fd >= 0) {
+		if (f->wait_fd >= 0)
 			weft__poller_disarm(&w->poller, f->wait_fd);
-			f->wait_result = WEFT_ETIMEDOUT;
-		}
+		f->wait_result = WEFT_ETIMEDOUT; /* wait_fd, park_until */
 		weft__fiber_unpark(f);
 	}
 }
@@ -595,7 +612,7 @@ static void on_tick(void *ctx, uintptr_t pc)
 	 * queued (READY_WOKEN, see unpark) is kept for its next park. */
 	if (atomic_exchange(&f->state, WEFT__FIBER_READY) == WEFT__FIBER_WOKEN)
 		atomic_store(&f->state, WEFT__FIBER_READY_WOKEN);
-	f->preempted = true;
+	f->rewakable = true;
 	f->task = t; /* an awaited task it ran inline may have just ended */
 	w->ops->ready(w, t, WEFT__READY_YIELDED);
 	switch_away(w, f);

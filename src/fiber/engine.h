@@ -63,9 +63,11 @@ typedef struct weft__fiber {
 	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
 	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
 	_Atomic int state;
-	bool preempted; /* queued by a tick: may have become READY_WOKEN */
-	bool joining;   /* parked in a join: resumed before new work */
-	bool traced;    /* its task's first run segment is in the trace */
+	/* Queued while a second wake-up may still come (a tick queued it, or a
+	 * timed park whose timer and waker both fire): it may be READY_WOKEN. */
+	bool rewakable;
+	bool joining; /* parked in a join: resumed before new work */
+	bool traced;  /* its task's first run segment is in the trace */
 	weft__timer timer;
 	int wait_fd; /* fd of a wait_fd in progress, or -1 */
 	int wait_result;
@@ -197,6 +199,12 @@ bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g);
  * it as a waiter somewhere first. May return spuriously only if the
  * caller's waker unparked it (callers re-check their condition). */
 void weft__fiber_park(weft__fiber *f, weft__wait_reason why);
+/* weft__fiber_park until CLOCK_MONOTONIC reaches deadline_ns: true when
+ * unparked, false when the deadline came first. After false the caller's
+ * waker may still take the waiter and unpark it: the caller looks for its
+ * record under its lock, removes it if it is there, and otherwise parks
+ * again (untimed) to receive that wake-up, which then comes soon. */
+bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadline_ns);
 /* Any thread: makes a parked (or parking) fiber runnable again. */
 void weft__fiber_unpark(weft__fiber *f);
 void weft__fiber_yield(void);

@@ -111,6 +111,22 @@ void weft__waiter_park_for(weft__waiter *w, weft__wait_reason why)
 		atomic_fetch_sub(&rt->blocked, 1);
 }
 
+bool weft__waiter_park_until(weft__waiter *w, weft__wait_reason why, int64_t deadline_ns)
+{
+	if (w->fiber)
+		return weft__fiber_park_until(w->fiber, why, deadline_ns);
+	if (!spin_then_announce(w))
+		return true;
+	/* Not counted in rt->blocked: a wait with a deadline ends by itself. */
+	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {
+		int64_t left = deadline_ns - now_ns();
+		if (left <= 0)
+			return false;
+		weft__futex_wait(&w->woken, SLEEPING, left);
+	}
+	return true;
+}
+
 void weft__waiter_unpark(weft__waiter *w)
 {
 	if (w->fiber) {

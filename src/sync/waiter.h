@@ -45,6 +45,14 @@ static inline void weft__waiter_park(weft__waiter *w)
 	weft__waiter_park_for(w, WEFT__WAIT_SYNC);
 }
 
+/* weft__waiter_park until CLOCK_MONOTONIC reaches deadline_ns: true when
+ * unparked, false when the deadline came first. After false, w may still
+ * be on the primitive's queue, or a waker may have just taken it and be
+ * about to unpark it: the caller takes the primitive's lock and removes w
+ * if it is still queued (the wait timed out, nothing changed), else calls
+ * weft__waiter_park_for to receive the wake-up it was given. */
+bool weft__waiter_park_until(weft__waiter *w, weft__wait_reason why, int64_t deadline_ns);
+
 /* Kernel threads: whether w was unparked, and a sleep of at most
  * timeout_ns waiting for it (it may return early), for a waiter that
  * looks for other work meanwhile. */

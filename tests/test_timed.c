@@ -1,0 +1,224 @@
+/* Waits with deadlines, under every model and worker count (MATRIX):
+ * `test_timed <case> <model> <workers>`.
+ *
+ * A wait that times out returns WEFT_ETIMEDOUT no earlier than its
+ * deadline and leaves what it waited for unchanged; one whose event comes
+ * first returns as the plain wait does; a deadline racing the event has
+ * exactly one of the two outcomes. How late a timeout returns is measured
+ * in bench/timed_waits, not asserted here (a loaded machine makes any bound
+ * flaky): the bound below only catches a timeout that never fires. */
+#include <stdlib.h>
+
+#include "harness.h"
+
+#define MS             1000000LL
+#define LATE_AT_MOST_S 5.0 /* a missing timer, not a slow one */
+
+static weft_rt *create(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	return wt_create(&cfg);
+}
+
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+/* Returns how late (ns) fn returned after the deadline, asserting it
+ * returned WEFT_ETIMEDOUT and not early. */
+static int64_t check_timeout(int rc, int64_t deadline)
+{
+	int64_t now = weft_clock_ns();
+	assert_rc(WEFT_ETIMEDOUT, rc);
+	assert_true(now >= deadline);
+	assert_true((double)(now - deadline) < LATE_AT_MOST_S * 1e9);
+	return now - deadline;
+}
+
+/* ------------------------------------------------------------ from a thread */
+
+static void task_and_group_from_thread(void)
+{
+	weft_rt *rt = create();
+	int n = wt_workers(rt);
+	wt_gate gate;
+	wt_gate_init(&gate);
+	weft_task held[WT_GATE_MAX];
+	wt_gate_hold(rt, &gate, held, n);
+	weft_group g;
+	assert_rc(0, weft_group_init(&g));
+	weft_task queued;
+	assert_rc(0, weft_task_init(&queued, nothing, NULL));
+	assert_rc(0, weft_post_in(rt, &g, &queued));
+
+	/* Running and queued tasks, and their group, time out unchanged. */
+	int64_t d = weft_clock_ns() + 3 * MS;
+	check_timeout(weft_wait_until(&held[0], d), d);
+	d = weft_clock_ns() + 3 * MS;
+	check_timeout(weft_wait_until(&queued, d), d);
+	d = weft_clock_ns() + 3 * MS;
+	check_timeout(weft_group_wait_until(&g, d), d);
+	assert_int_equal(WEFT_TASK_QUEUED, weft_task_state_of(&queued));
+	assert_int_equal(1, weft_group_pending(&g));
+	/* A deadline already past returns at once. */
+	d = weft_clock_ns() - MS;
+	check_timeout(weft_wait_until(&queued, d), d);
+	check_timeout(weft_group_wait_until(&g, d), d);
+
+	wt_gate_release(&gate, n);
+	/* The event before the deadline: as the plain wait. */
+	d = weft_clock_ns() + 10000 * MS;
+	assert_rc(0, weft_group_wait_until(&g, d));
+	assert_rc(0, weft_wait_until(&queued, d));
+	for (int i = 0; i < n; i++)
+		assert_rc(0, weft_wait_until(&held[i], d));
+	assert_true(weft_clock_ns() < d);
+	/* Finished: any deadline returns 0 at once. */
+	assert_rc(0, weft_wait_until(&queued, 0));
+	assert_rc(0, weft_group_wait_until(&g, 0));
+	weft_task never;
+	assert_rc(0, weft_task_init(&never, nothing, NULL));
+	assert_rc(WEFT_EINVAL, weft_wait_until(&never, d));
+	assert_rc(WEFT_EINVAL, weft_wait_until(NULL, d));
+	assert_rc(WEFT_EINVAL, weft_group_wait_until(NULL, d));
+	assert_rc(0, weft_rt_destroy(rt));
+	wt_gate_destroy(&gate);
+}
+
+/* ------------------------------------------------------------ from tasks */
+
+typedef struct timed_child {
+	weft_task self, child;
+	weft_group g;
+	_Atomic int *release;
+	int rc_task, rc_group, rc_after;
+	int64_t late;
+} timed_child;
+
+static void spins_until_released(void *arg)
+{
+	_Atomic int *release = arg;
+	while (!atomic_load(release))
+		weft_sleep_ns(100000);
+}
+
+/* Posts a child that waits for a flag, times out waiting for it (task and
+ * group), then sets the flag and waits for real. */
+static void times_out_then_waits(void *arg)
+{
+	timed_child *c = arg;
+	WT_CHECK_RC(0, weft_group_init(&c->g));
+	WT_CHECK_RC(0, weft_task_init(&c->child, spins_until_released, c->release));
+	WT_CHECK_RC(0, weft_post_in(weft_rt_current(), &c->g, &c->child));
+	int64_t d = weft_clock_ns() + 2 * MS;
+	c->rc_task = weft_wait_until(&c->child, d);
+	c->rc_group = weft_group_wait_until(&c->g, weft_clock_ns() + 2 * MS);
+	c->late = weft_clock_ns() - d;
+	atomic_store(c->release, 1);
+	c->rc_after = weft_group_wait(&c->g);
+}
+
+static void from_tasks(void)
+{
+	weft_rt *rt = create();
+	enum { PARENTS = 4 };
+	static timed_child c[PARENTS];
+	static _Atomic int release[PARENTS];
+	for (int i = 0; i < PARENTS; i++) {
+		atomic_store(&release[i], 0);
+		c[i] = (timed_child){.release = &release[i]};
+		assert_rc(0, weft_task_init(&c[i].self, times_out_then_waits, &c[i]));
+		assert_rc(0, weft_post(rt, &c[i].self));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	wt_check_async();
+	for (int i = 0; i < PARENTS; i++) {
+		/* The child waits for the flag its parent sets after the
+		 * timed waits, which never run it inline: both time out. */
+		assert_rc(WEFT_ETIMEDOUT, c[i].rc_task);
+		assert_rc(WEFT_ETIMEDOUT, c[i].rc_group);
+		assert_rc(0, c[i].rc_after);
+		assert_true(c[i].late >= 0);
+	}
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* ------------------------------------------------------------ races */
+
+/* Deadlines racing completion: many waiters (threads and tasks) with
+ * random deadlines around the moment a task finishes. Each gets 0 or
+ * WEFT_ETIMEDOUT; 0 only once the task finished; a timeout only when the
+ * deadline had passed; nobody hangs, nothing is lost. */
+enum { RACE_ROUNDS = 300, RACE_WAITERS = 6 };
+
+typedef struct racer {
+	weft_task *target;
+	weft_group *group;
+	int64_t deadline;
+	weft_task self;
+	int rc;
+} racer;
+
+static void race_wait(void *arg)
+{
+	racer *r = arg;
+	r->rc = r->group ? weft_group_wait_until(r->group, r->deadline)
+	                 : weft_wait_until(r->target, r->deadline);
+	weft_task_state st = weft_task_state_of(r->target);
+	if (r->rc == 0)
+		WT_CHECK(st == WEFT_TASK_DONE);
+	else if (r->rc == WEFT_ETIMEDOUT)
+		WT_CHECK(weft_clock_ns() >= r->deadline);
+	else
+		WT_CHECK_RC(0, r->rc);
+}
+
+static void short_spin(void *arg)
+{
+	int64_t until = weft_clock_ns() + (int64_t)(intptr_t)arg;
+	while (weft_clock_ns() < until)
+		;
+}
+
+static void deadlines_race_completion(void)
+{
+	weft_rt *rt = create();
+	uint64_t rng = wt_seed();
+	int rounds = WT_SANITIZER ? RACE_ROUNDS / 4 : RACE_ROUNDS;
+	long timeouts = 0, done = 0;
+	for (int round = 0; round < rounds; round++) {
+		weft_task target;
+		weft_group g;
+		assert_rc(0, weft_group_init(&g));
+		int64_t run = (int64_t)wt_rand_below(&rng, 200000);
+		assert_rc(0, weft_task_init(&target, short_spin, (void *)(intptr_t)run));
+		racer r[RACE_WAITERS];
+		int64_t now = weft_clock_ns();
+		for (int i = 0; i < RACE_WAITERS; i++) {
+			r[i] = (racer){.target = &target, .group = i % 2 ? &g : NULL};
+			r[i].deadline = now + (int64_t)wt_rand_below(&rng, 400000);
+			assert_rc(0, weft_task_init(&r[i].self, race_wait, &r[i]));
+		}
+		assert_rc(0, weft_post_in(rt, &g, &target));
+		/* Half the waiters are tasks, half wait from this thread. */
+		for (int i = 0; i < RACE_WAITERS; i += 2)
+			assert_rc(0, weft_post(rt, &r[i].self));
+		for (int i = 1; i < RACE_WAITERS; i += 2)
+			race_wait(&r[i]);
+		assert_rc(0, weft_wait_all(rt));
+		assert_rc(0, weft_wait(&target));
+		for (int i = 0; i < RACE_WAITERS; i++) {
+			timeouts += r[i].rc == WEFT_ETIMEDOUT;
+			done += r[i].rc == 0;
+		}
+	}
+	wt_check_async();
+	assert_int_equal(timeouts + done, (long)rounds * RACE_WAITERS);
+	print_message("[ info     ] %ld timed out, %ld saw the task finish\n", timeouts, done);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+WT_CASES(WT_CASE(task_and_group_from_thread), WT_CASE(from_tasks),
+         WT_CASE(deadlines_race_completion));
