@@ -13,7 +13,9 @@
  *                worker (per task thread under spawn), on that thread,
  *                before its first task and after its last
  *   log_hook     weft_set_log receives a message (no "weft: ", no newline)
- *                and nothing reaches stderr; NULL restores stderr */
+ *                and nothing reaches stderr; NULL restores stderr
+ *   log_hook_races  the hook switched while threads log: each message
+ *                reaches one hook with its own context */
 #include <dirent.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -423,5 +425,78 @@ static void log_hook(void)
 	                         "integers from 1 to 1024\n");
 }
 
+/* weft_set_log switching between two hooks while other threads log: each
+ * message reaches a hook with that hook's own context, none reaches
+ * stderr. */
+static int ctx_a, ctx_b;
+static _Atomic long heard, mismatched;
+static _Atomic int loggers_done;
+static _Atomic bool loggers_go;
+
+static void hook_a(int level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)msg;
+	atomic_fetch_add(&heard, 1);
+	if (ctx != &ctx_a)
+		atomic_fetch_add(&mismatched, 1);
+}
+
+static void hook_b(int level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)msg;
+	atomic_fetch_add(&heard, 1);
+	if (ctx != &ctx_b)
+		atomic_fetch_add(&mismatched, 1);
+}
+
+enum { LOGGERS = 3 };
+
+static void *logger(void *arg)
+{
+	(void)arg;
+	int n = WT_SANITIZER ? 200 : 2000;
+	while (!atomic_load(&loggers_go)) /* the hook is being switched */
+		sched_yield();
+	for (int i = 0; i < n; i++) {
+		weft_rt *rt = NULL;
+		WT_CHECK_RC(WEFT_EINVAL, weft_rt_create(&rt, NULL)); /* WEFT_WORKERS=abc */
+	}
+	atomic_fetch_add(&loggers_done, 1);
+	return NULL;
+}
+
+static void log_hook_races(void)
+{
+	atomic_store(&heard, 0);
+	atomic_store(&mismatched, 0);
+	atomic_store(&loggers_done, 0);
+	atomic_store(&loggers_go, false);
+	assert_rc(0, weft_set_log(hook_a, &ctx_a));
+	assert_int_equal(setenv("WEFT_WORKERS", "abc", 1), 0);
+	wt_capture_begin();
+	pthread_t t[LOGGERS];
+	for (int i = 0; i < LOGGERS; i++)
+		wt_thread_start(&t[i], logger, NULL);
+	long switches = 0;
+	while (atomic_load(&loggers_done) < LOGGERS) {
+		assert_rc(0, weft_set_log(switches & 1 ? hook_b : hook_a,
+		                          switches & 1 ? (void *)&ctx_b : (void *)&ctx_a));
+		switches++;
+		atomic_store(&loggers_go, true);
+		sched_yield();
+	}
+	for (int i = 0; i < LOGGERS; i++)
+		wt_thread_join(t[i]);
+	const char *err = wt_capture_end();
+	unsetenv("WEFT_WORKERS");
+	assert_rc(0, weft_set_log(NULL, NULL));
+	wt_check_async();
+	assert_string_equal(err, "");
+	assert_int_equal(atomic_load(&mismatched), 0);
+	assert_int_equal(atomic_load(&heard), LOGGERS * (WT_SANITIZER ? 200 : 2000));
+}
+
 WT_CASES(WT_CASE(names), WT_CASE(name_cut), WT_CASE(pin), WT_CASE(pin_invalid), WT_CASE(hooks),
-         WT_CASE(log_hook));
+         WT_CASE(log_hook), WT_CASE(log_hook_races));
