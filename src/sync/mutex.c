@@ -60,7 +60,7 @@
 #define STARVING 4u
 #define WAITER   8u /* one queued waiter in the count */
 
-#define LOCK_SPINS 64      /* pauses a kernel thread spins while the holder runs */
+#define LOCK_SPINS 16      /* pauses (about 0.5 us) a kernel thread spins before queueing */
 #define STARVE_NS  1000000 /* a waiter older than this is handed the mutex */
 
 enum { HANDED_OFF = 1 }; /* waiter result: the unlocker made us the owner */
