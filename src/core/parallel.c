@@ -38,18 +38,31 @@
  * way) and halves a cancelling destroy discarded run on the frame's own
  * thread, in the same place of the tree: no iteration is lost, and a
  * reduction gives the same bits. */
+#include <sched.h>
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/internal.h"
+#include "core/spin.h"
 
-/* Chunks per worker of the automatic grain: enough that a worker which
- * finishes early finds halves left to take, few enough that the posts and
- * waits (a few hundred ns each) stay a few per cent of a loop worth
- * parallelising. */
-#define AUTO_CHUNKS_PER_WORKER 8
+/* The automatic grain of weft_parallel_reduce: chunks per worker, enough
+ * that a worker which finishes early finds halves left to take, few enough
+ * that posts and waits (a few hundred ns each) stay a few per cent of a
+ * loop worth parallelising. */
+#define REDUCE_CHUNKS_PER_WORKER 8
+
+/* The automatic grain of weft_parallel_for (oneTBB's auto_partitioner):
+ * split log2(workers) + FOR_FIRST_LEVELS levels (two chunks per worker),
+ * and a half that runs on another thread than the one that posted it (a
+ * steal: somebody was hungry) FOR_STEAL_LEVELS more, never below chunks of
+ * (end - begin) / (FOR_FLOOR_CHUNKS x workers). */
+#define FOR_FIRST_LEVELS 1
+#define FOR_STEAL_LEVELS 1
+#define FOR_FLOOR_CHUNKS 64
 
 /* Bytes of accumulators one chain of splitting frames may hold (below, a
  * frame folds its chunks into the accumulator it was given), and the
@@ -57,16 +70,32 @@
 #define REDUCE_STACK_BUDGET 16384
 #define REDUCE_MIN_LEVELS   4
 
+/* A kernel thread waiting for a half another thread runs spins this long
+ * (yielding the CPU after JOIN_PAUSES pauses, for when the machine is
+ * oversubscribed) before it sleeps in weft_wait: halves are about as long
+ * as the part the waiter just ran, and a sleep and a wake-up cost
+ * microseconds each, every time. */
+#define JOIN_SPIN_NS 50000
+#define JOIN_PAUSES  100
+
+/* Slots for the halves a thread that is not one of the runtime's workers
+ * posts along its own path (see "Outside callers" below). */
+#define STASH_SETS  16
+#define STASH_DEPTH 24
+
+#define MAX_LEVELS 64 /* more than any range of size_t can use */
+
 /* One call: read-only while it runs; lives in the caller's frame. */
 typedef struct loop {
 	weft_rt *rt;
 	size_t grain;
 	void *arg;
-	weft_range_fn body;     /* weft_parallel_for */
-	const weft_reducer *r;  /* weft_parallel_reduce */
-	size_t acc_units;       /* reduce: accumulator size in max_align_t */
-	int acc_levels;         /* reduce: split levels that hold an accumulator */
-	bool post;              /* false: the caller cannot wait for tasks */
+	weft_range_fn body;    /* weft_parallel_for */
+	const weft_reducer *r; /* weft_parallel_reduce */
+	size_t acc_units;      /* reduce: accumulator size in max_align_t */
+	int acc_levels;        /* reduce: split levels that hold an accumulator */
+	int steal_levels;      /* for: more levels for a stolen half */
+	bool post;             /* false: run every half on the calling thread */
 } loop;
 
 /* A right half: a task posted by, and living in, the frame that split. */
@@ -74,52 +103,89 @@ typedef struct half {
 	weft_task task;
 	const loop *l;
 	size_t lo, hi;
-	int level;
-	void *acc; /* reduce: folded into, then combined by the splitter */
+	int level;          /* for: split levels left; reduce: levels from the top */
+	const void *poster; /* for: the thread that posted it */
+	void *acc;          /* reduce: folded into, then combined by the splitter */
 } half;
+
+static _Thread_local char thread_mark; /* its address names the thread */
 
 static size_t mid_of(size_t lo, size_t hi)
 {
 	return lo + (hi - lo) / 2;
 }
 
-/* Posts h; false when the runtime refused it (the caller then runs it). */
-static bool post_half(half *h, weft_fn fn)
+static int64_t now_ns(void)
 {
-	if (!h->l->post || weft_task_init(&h->task, fn, h) != 0)
-		return false;
-	return weft_post(h->l->rt, &h->task) == 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Posts t; false when it was not posted (the caller then runs its half). */
+static bool post(const loop *l, weft_task *t, weft_fn fn, void *arg)
+{
+	return l->post && weft_task_init(t, fn, arg) == 0 && weft_post(l->rt, t) == 0;
 }
 
 /* Waits for a posted half; false when it did not run (a cancelling destroy
- * discarded it), and the caller runs it. */
-static bool join_half(half *h)
+ * discarded it), and the caller runs it. A kernel thread first spins while
+ * another thread runs it (or, outside the workers, while it is queued:
+ * nothing else to do); weft_wait then runs it if it is still queued and
+ * the caller is a worker, or sleeps, or parks the fiber. */
+static bool join(weft_task *t)
 {
-	return weft_wait(&h->task) == 0;
+	if (!weft__tls.fiber) {
+		bool helps = weft__tls.rt != NULL;
+		int64_t deadline = 0;
+		for (unsigned i = 0;; i++) {
+			weft_task_state s = weft_task_state_of(t);
+			if ((s != WEFT_TASK_QUEUED && s != WEFT_TASK_RUNNING) ||
+			    (s == WEFT_TASK_QUEUED && helps))
+				break;
+			if (i % 64 == 0) {
+				int64_t now = now_ns();
+				if (!deadline)
+					deadline = now + JOIN_SPIN_NS;
+				else if (now > deadline)
+					break;
+			}
+			if (i < JOIN_PAUSES)
+				weft__cpu_relax();
+			else
+				sched_yield();
+		}
+	}
+	return weft_wait(t) == 0;
 }
 
 /* ------------------------------------------------------------ for */
 
-static void for_range(const loop *l, size_t lo, size_t hi);
+static void for_range(const loop *l, size_t lo, size_t hi, int levels);
 
 static void for_half(void *arg)
 {
 	half *h = arg;
-	for_range(h->l, h->lo, h->hi);
+	int levels = h->level;
+	if (h->poster != &thread_mark)
+		levels += h->l->steal_levels;
+	for_range(h->l, h->lo, h->hi, levels);
 }
 
-static void for_range(const loop *l, size_t lo, size_t hi)
+/* Runs [lo, hi), splitting it while it holds more than the grain and
+ * levels are left. */
+static void for_range(const loop *l, size_t lo, size_t hi, int levels)
 {
-	if (hi - lo <= l->grain) {
+	if (hi - lo <= l->grain || levels <= 0) {
 		l->body(lo, hi, l->arg);
 		return;
 	}
 	size_t mid = mid_of(lo, hi);
-	half h = {.l = l, .lo = mid, .hi = hi};
-	bool posted = post_half(&h, for_half);
-	for_range(l, lo, mid);
-	if (!posted || !join_half(&h))
-		for_range(l, mid, hi);
+	half h = {.l = l, .lo = mid, .hi = hi, .level = levels - 1, .poster = &thread_mark};
+	bool posted = post(l, &h.task, for_half, &h);
+	for_range(l, lo, mid, levels - 1);
+	if (!posted || !join(&h.task))
+		for_range(l, mid, hi, levels - 1);
 }
 
 /* ------------------------------------------------------------ reduce */
@@ -163,10 +229,170 @@ static void reduce_range(const loop *l, size_t lo, size_t hi, int level, void *a
 	size_t mid = mid_of(lo, hi);
 	l->r->init(right, l->arg);
 	half h = {.l = l, .lo = mid, .hi = hi, .level = level + 1, .acc = right};
-	bool posted = post_half(&h, reduce_half);
+	bool posted = post(l, &h.task, reduce_half, &h);
 	reduce_range(l, lo, mid, level + 1, acc);
-	if (!posted || !join_half(&h))
+	if (!posted || !join(&h.task))
 		reduce_range(l, mid, hi, level + 1, right);
+	l->r->combine(acc, right, l->arg);
+}
+
+/* ------------------------------------------------------------ outside callers
+ *
+ * A thread that is not one of rt's workers (the main thread, a task of
+ * another runtime) cannot run queued tasks while it waits: a half it
+ * posted and no worker started (the workers are busy elsewhere, asleep, or
+ * descheduled on an oversubscribed machine) would hold it up. So along its
+ * own path it posts halves it can take back: each is a slot with a claim
+ * word, which the task sets to TAKEN when it starts and the caller to KEPT
+ * when it gets there first and runs the half itself (as oneTBB's master
+ * thread pops back what no worker stole). The task of a kept half is still
+ * queued and will run as a no-op, so the slot cannot live in the caller's
+ * frame, which returns before that: slots come from STASH_SETS static sets,
+ * one per call (a set is reused once every task in it finished), and a call
+ * that finds none free splits on its frames as workers do. Below
+ * STASH_DEPTH levels of its own path it does too. */
+
+enum { OPEN = 0, TAKEN = 1, KEPT = 2 };
+
+typedef struct slot {
+	alignas(64) weft_task task;
+	_Atomic int claim;
+	const loop *l;
+	size_t lo, hi;
+	int level;
+	void *acc;
+} slot;
+
+typedef struct stash {
+	alignas(64) _Atomic int busy; /* a call uses it */
+	slot s[STASH_DEPTH];
+} stash;
+
+static stash stashes[STASH_SETS];
+
+static bool in_flight(const weft_task *t)
+{
+	weft_task_state s = weft_task_state_of(t);
+	return s == WEFT_TASK_QUEUED || s == WEFT_TASK_RUNNING;
+}
+
+static stash *stash_take(void)
+{
+	static _Thread_local unsigned hint;
+	for (unsigned i = 0; i < STASH_SETS; i++) {
+		unsigned k = (hint + i) % STASH_SETS;
+		stash *st = &stashes[k];
+		if (atomic_load_explicit(&st->busy, memory_order_relaxed) ||
+		    atomic_exchange_explicit(&st->busy, 1, memory_order_acquire))
+			continue;
+		bool quiet = true;
+		for (int d = 0; d < STASH_DEPTH && quiet; d++)
+			quiet = !in_flight(&st->s[d].task);
+		if (quiet) {
+			hint = k;
+			return st;
+		}
+		atomic_store_explicit(&st->busy, 0, memory_order_release);
+	}
+	return NULL;
+}
+
+static void stash_give(stash *st)
+{
+	atomic_store_explicit(&st->busy, 0, memory_order_release);
+}
+
+/* Fills slot s with a half and posts it; false when not posted. */
+static bool slot_post(const loop *l, slot *s, weft_fn fn, size_t lo, size_t hi, int level,
+                      void *acc)
+{
+	s->l = l;
+	s->lo = lo;
+	s->hi = hi;
+	s->level = level;
+	s->acc = acc;
+	atomic_store_explicit(&s->claim, OPEN, memory_order_relaxed);
+	return post(l, &s->task, fn, s);
+}
+
+/* Whether the caller keeps the half of slot s (it was not posted, or no
+ * worker started it): then it runs it. Otherwise it waits for it. */
+static bool slot_keep(slot *s, bool posted)
+{
+	int open = OPEN;
+	if (!posted || atomic_compare_exchange_strong_explicit(
+	                       &s->claim, &open, KEPT, memory_order_acq_rel, memory_order_acquire))
+		return true;
+	return !join(&s->task);
+}
+
+/* The task of a slot: runs the half unless the caller kept it. */
+static bool slot_start(slot *s)
+{
+	int open = OPEN;
+	return atomic_compare_exchange_strong_explicit(&s->claim, &open, TAKEN,
+	                                               memory_order_acq_rel, memory_order_relaxed);
+}
+
+static void slot_for(void *arg)
+{
+	slot *s = arg;
+	if (slot_start(s))
+		for_range(s->l, s->lo, s->hi, s->level + s->l->steal_levels);
+}
+
+/* for_range for an outside caller: its own halves from st, kept halves run
+ * by seq (l without posts: nobody came for them, so nobody is free). */
+static void for_outside(const loop *l, const loop *seq, stash *st, int d, size_t lo, size_t hi,
+                        int levels)
+{
+	if (hi - lo <= l->grain || levels <= 0) {
+		l->body(lo, hi, l->arg);
+		return;
+	}
+	if (d == STASH_DEPTH) {
+		for_range(l, lo, hi, levels);
+		return;
+	}
+	size_t mid = mid_of(lo, hi);
+	slot *s = &st->s[d];
+	bool posted = slot_post(l, s, slot_for, mid, hi, levels - 1, NULL);
+	for_outside(l, seq, st, d + 1, lo, mid, levels - 1);
+	if (slot_keep(s, posted))
+		for_range(seq, mid, hi, levels - 1);
+}
+
+static void slot_reduce(void *arg)
+{
+	slot *s = arg;
+	if (slot_start(s))
+		reduce_range(s->l, s->lo, s->hi, s->level, s->acc);
+}
+
+/* reduce_range for an outside caller: the same tree, as for_outside. */
+static void reduce_outside(const loop *l, const loop *seq, stash *st, int d, size_t lo, size_t hi,
+                           int level, void *acc)
+{
+	if (hi - lo <= l->grain) {
+		l->r->body(lo, hi, acc, l->arg);
+		return;
+	}
+	if (level >= l->acc_levels) {
+		reduce_fold(l, lo, hi, acc);
+		return;
+	}
+	if (d == STASH_DEPTH) {
+		reduce_range(l, lo, hi, level, acc);
+		return;
+	}
+	max_align_t right[l->acc_units];
+	size_t mid = mid_of(lo, hi);
+	l->r->init(right, l->arg);
+	slot *s = &st->s[d];
+	bool posted = slot_post(l, s, slot_reduce, mid, hi, level + 1, right);
+	reduce_outside(l, seq, st, d + 1, lo, mid, level + 1, acc);
+	if (slot_keep(s, posted))
+		reduce_range(seq, mid, hi, level + 1, right);
 	l->r->combine(acc, right, l->arg);
 }
 
@@ -179,18 +405,23 @@ static int loop_init(loop *l, weft_rt *rt, size_t begin, size_t end, size_t grai
 	int rc = weft__rt_check(rt);
 	if (rc)
 		return rc;
-	if (grain == 0) {
-		size_t chunks = (size_t)rt->cfg.workers * AUTO_CHUNKS_PER_WORKER;
-		grain = (end - begin + chunks - 1) / chunks;
-	}
 	*l = (loop){
 	        .rt = rt,
-	        .grain = grain ? grain : 1,
+	        .grain = grain,
 	        /* A task holding a weft_mutex waits without running other
 	         * tasks (task.h): its halves could wait for it forever. */
 	        .post = weft__tls.mutexes_held == 0,
 	};
 	return 0;
+}
+
+/* The stash for this call, or NULL when the caller is one of rt's workers
+ * or cannot post. */
+static stash *outside_stash(const loop *l)
+{
+	if (!l->post || weft__tls.rt == l->rt)
+		return NULL;
+	return stash_take();
 }
 
 int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain, weft_range_fn body,
@@ -204,12 +435,29 @@ int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain, weft_
 		return rc;
 	l.body = body;
 	l.arg = arg;
-	for_range(&l, begin, end);
+	int levels = MAX_LEVELS;
+	if (grain == 0) {
+		size_t workers = (size_t)rt->cfg.workers, chunks = workers * FOR_FLOOR_CHUNKS;
+		l.grain = (end - begin + chunks - 1) / chunks;
+		levels = FOR_FIRST_LEVELS;
+		while (((size_t)1 << (levels - FOR_FIRST_LEVELS)) < workers)
+			levels++;
+		l.steal_levels = FOR_STEAL_LEVELS;
+	}
+	stash *st = outside_stash(&l);
+	if (st) {
+		loop seq = l;
+		seq.post = false;
+		for_outside(&l, &seq, st, 0, begin, end, levels);
+		stash_give(st);
+	} else {
+		for_range(&l, begin, end, levels);
+	}
 	return 0;
 }
 
-int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain,
-                         const weft_reducer *r, void *arg, void *result)
+int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain, const weft_reducer *r,
+                         void *arg, void *result)
 {
 	if (!r || !result || !r->init || !r->body || !r->combine || r->size == 0 ||
 	    r->size > WEFT_REDUCE_MAX_SIZE)
@@ -220,11 +468,26 @@ int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain,
 		return rc;
 	l.r = r;
 	l.arg = arg;
+	if (grain == 0) {
+		size_t chunks = (size_t)rt->cfg.workers * REDUCE_CHUNKS_PER_WORKER;
+		l.grain = (end - begin + chunks - 1) / chunks;
+	}
 	l.acc_units = (r->size + sizeof(max_align_t) - 1) / sizeof(max_align_t);
 	size_t levels = REDUCE_STACK_BUDGET / (l.acc_units * sizeof(max_align_t));
-	l.acc_levels = levels < REDUCE_MIN_LEVELS ? REDUCE_MIN_LEVELS : levels > 64 ? 64 : (int)levels;
+	l.acc_levels = levels < REDUCE_MIN_LEVELS ? REDUCE_MIN_LEVELS
+	               : levels > MAX_LEVELS      ? MAX_LEVELS
+	                                          : (int)levels;
 	r->init(result, arg);
-	if (begin != end)
+	if (begin == end)
+		return 0;
+	stash *st = outside_stash(&l);
+	if (st) {
+		loop seq = l;
+		seq.post = false;
+		reduce_outside(&l, &seq, st, 0, begin, end, 0, result);
+		stash_give(st);
+	} else {
 		reduce_range(&l, begin, end, 0, result);
+	}
 	return 0;
 }
