@@ -5,13 +5,14 @@
  * one index, so its inner loop is the caller's own and compiles as such.
  *
  * How the range is cut: recursive halving. The calling frame posts the
- * right half as a task (a weft_task on its own stack), runs the left half
- * itself the same way, then waits for the right half; so nothing is
- * allocated per chunk, the caller's thread or worker always takes part, and
- * no shared cache line is written per chunk. A sub-range is split while it
- * holds more than `grain` iterations, so the body sees at most `grain`
- * iterations per call, and, unless the whole range is smaller, more than
- * grain / 2. docs/parallel.md has the details and the numbers. */
+ * right half as a task (a weft_task on its own stack; a thread outside the
+ * workers takes one of a few static slots instead, see weft_parallel_for),
+ * runs the left half itself the same way, then waits for the right half;
+ * so nothing is allocated, ever, the caller's thread or worker always takes
+ * part, and no shared cache line is written per chunk. With a grain > 0 a sub-range
+ * is split while it holds more than `grain` iterations, so the body sees at
+ * most `grain` iterations per call and, unless the whole range is smaller,
+ * more than grain / 2. docs/parallel.md has the details and the numbers. */
 #ifndef WEFT_PARALLEL_H
 #define WEFT_PARALLEL_H
 
@@ -28,28 +29,33 @@ extern "C" {
 typedef void (*weft_range_fn)(size_t lo, size_t hi, void *arg);
 
 /** weft_parallel_for runs body over [begin, end) on rt's workers and the
- * calling thread, cut into sub-ranges of at most grain iterations (0: an
- * automatic grain, (end - begin) / (8 x workers) rounded up, which gives
- * every worker about eight chunks; pass your own when iterations cost very
- * unequal amounts or the loop is short and cheap). Every iteration runs
- * exactly once, and the call returns after the last one finished; the
- * order of sub-ranges and the threads they run on are unspecified. Returns
- * 0; 0 at once when begin == end; WEFT_EINVAL for a NULL rt or body, end <
- * begin, or a dead runtime. It never fails half-way: where a post is
- * refused (WEFT_EFULL from a bounded queue, a thread the spawn model
- * cannot create, a destroy under way), that half runs on the calling
- * thread instead, so no iteration is lost.
+ * calling thread, cut into sub-ranges, and returns after the last
+ * iteration finished. Every iteration runs exactly once; the order of
+ * sub-ranges and the threads they run on are unspecified. A grain > 0 is a
+ * fixed cut: a sub-range is split while it holds more than grain
+ * iterations. grain 0 adapts, as oneTBB's auto_partitioner does: about two
+ * chunks per worker first, and a half another thread takes (a steal: some
+ * worker was idle) is split one level further, down to chunks of
+ * (end - begin) / (64 x workers). Returns 0; 0 at once when begin == end;
+ * WEFT_EINVAL for a NULL rt or body, end < begin, or a dead runtime. It
+ * never fails half-way: where a post is refused (WEFT_EFULL from a bounded
+ * queue, a thread the spawn model cannot create, a destroy under way),
+ * that half runs on the calling thread instead, so no iteration is lost.
  *
- * May be called from any thread: from a task of rt (its worker runs chunks
+ * May be called from any thread. From a task of rt, its worker runs chunks
  * and, while it waits for the halves it posted, runs them or other queued
- * tasks, so it does not deadlock at one worker on any model: the fork-join
- * guarantee of weft_wait), from a body (nested loops), from a task of
- * another runtime, or from a thread that is not a weft task, which runs
- * chunks too. A caller holding a weft_mutex runs the whole loop itself
- * (it could not run other tasks while waiting). Under the fibers model
- * (one worker) the loop runs on that worker in sub-range order, without
- * fiber switches. Each split level takes about 200 bytes of the stack it
- * runs on: about 200 x log2((end - begin) / grain) bytes in all. */
+ * tasks (the fork-join guarantee of weft_wait): no deadlock at one worker,
+ * on any model, nested in a body or not. Under fibers (one worker) a loop
+ * runs in order on that worker without a fiber switch. A thread that is
+ * not one of rt's workers (the main thread, a task of another runtime)
+ * runs chunks too, and runs itself each half it posted that no worker
+ * started by the time it gets there; the tasks of those halves stay queued
+ * and finish as no-ops when a worker reaches them, after the call returned
+ * (they count in the statistics, occupy a bounded queue meanwhile, and a
+ * cancelling destroy counts them as discarded). A caller holding a
+ * weft_mutex runs the whole loop itself (it could not run other tasks
+ * while waiting). Each split level takes about 200 bytes of the stack it
+ * runs on. docs/parallel.md has more. */
 WEFT_EXTERN int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain,
                                   weft_range_fn body, void *arg);
 
@@ -74,8 +80,9 @@ typedef struct weft_reducer {
 
 /** weft_parallel_reduce folds [begin, end) into *result (r->size bytes of
  * the caller's, which need not be initialised: weft calls init on it
- * first) in parallel, as weft_parallel_for does (same grain, errors,
- * contexts and refused posts). Returns 0, or WEFT_EINVAL for a NULL rt, r,
+ * first) in parallel, as weft_parallel_for does (same errors, contexts and
+ * refused posts), except that grain 0 means a fixed cut of about eight
+ * chunks per worker, (end - begin) / (8 x workers) rounded up. Returns 0, or WEFT_EINVAL for a NULL rt, r,
  * result, init, body or combine, a size of 0 or above
  * WEFT_REDUCE_MAX_SIZE, or end < begin; begin == end leaves *result at the
  * identity.
