@@ -30,6 +30,7 @@
 
 #include <weft/compat/sched.h>
 #include <weft/weft.h>
+
 #include "core/log.h"
 
 struct weft_compat_sched {

@@ -14,8 +14,8 @@
 #include <weft/weft.h>
 
 #include "core/alloc.h"
-#include "core/log.h"
 #include "core/lock_raw.h" /* without the preemption guard: the caller holds it */
+#include "core/log.h"
 #include "obs/latency.h"
 #include "obs/trace.h"
 
