@@ -240,7 +240,7 @@ static void busy_tasks_refuse(void)
 
 /* Memory that never held a task (garbage, or the zeroes of a fresh page)
  * is not mistaken for a task in flight (random bytes are, once in about
- * 2^29 tries for a task, 2^64 for a group: not in 10,000). */
+ * 2^28 tries for a task, 2^64 for a group: not in 10,000). */
 static void init_on_garbage(void)
 {
 	uint64_t rng = wt_seed();

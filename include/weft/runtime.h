@@ -76,6 +76,37 @@ WEFT_EXTERN int weft_post(weft_rt *rt, weft_task *t);
 /** weft_post_in is weft_post that also adds the task to group g. */
 WEFT_EXTERN int weft_post_in(weft_rt *rt, weft_group *g, weft_task *t);
 
+/** weft_post_at posts t (into group g, or none when g is NULL) to be queued
+ * no earlier than deadline_ns, a CLOCK_MONOTONIC time as weft_clock_ns()
+ * reads it (a delay of d nanoseconds is weft_clock_ns() + d): the shape of
+ * GCD's dispatch_after or a libuv timer. From the call on, the task counts
+ * as posted: it is QUEUED for weft_task_state_of, weft_wait and its group
+ * wait for it, weft_wait_all waits until it ran, and it holds a place of a
+ * bounded queue. Delayed tasks are queued in deadline order (equal
+ * deadlines in post order), never early; each runtime runs one timer
+ * thread for them, started at the first delayed post. weft_cancel takes a
+ * delayed task back at once. Destroy (DRAIN) waits for delayed tasks to
+ * come due and run; WEFT_DESTROY_CANCEL cancels them. Allocates only to
+ * grow the runtime's heap of delayed tasks (amortised). Returns what
+ * weft_post returns, WEFT_ENOMEM, or WEFT_EAGAIN when the timer thread
+ * cannot be started. Callable from any thread, including from tasks. */
+WEFT_EXTERN int weft_post_at(weft_rt *rt, weft_group *g, weft_task *t, int64_t deadline_ns);
+
+/** weft_post_when posts t (into group g, or none) to be queued once every
+ * task of after[0..n) has finished: a dependency edge from each, as GCD's
+ * dispatch_group_notify, TBB flow graph edges or OpenMP's depend do, with
+ * no task waiting inside a worker. A predecessor already finished counts
+ * as done. If a predecessor was cancelled, t is cancelled too (its
+ * waiters get WEFT_ECANCELED), so cancelling a task cancels what depends on
+ * it. t counts as posted from the call on, as with weft_post_at. Each call
+ * allocates one block (a record per predecessor, freed when t is queued).
+ * n == 0 is weft_post_in / weft_post. Returns what weft_post returns, or
+ * WEFT_ENOMEM; WEFT_EINVAL also for a NULL, never-posted or self
+ * predecessor. Callable from any thread, including from tasks; results
+ * stay in caller-owned memory (the predecessors' arguments). */
+WEFT_EXTERN int weft_post_when(weft_rt *rt, weft_group *g, weft_task *t, weft_task *const *after,
+                               size_t n);
+
 /** weft_post_wait is weft_post that, instead of returning WEFT_EFULL, blocks
  * until there is room. From inside one of the runtime's tasks it returns
  * WEFT_EDEADLK rather than block (the caller's own worker may be the one

@@ -6,6 +6,7 @@
 #define WEFT_TASK_H
 
 #include "export.h"
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -58,7 +59,7 @@ typedef struct weft_group {
  * WEFT_EINVAL if t or fn is NULL, and WEFT_EBUSY, changing nothing, when t
  * is queued or running (re-initialising it would lose it). t may be
  * uninitialised memory: a task in flight carries a signature that leftover
- * bytes match with a chance of about 2^-29. */
+ * bytes match with a chance of about 2^-28. */
 WEFT_EXTERN int weft_task_init(weft_task *t, weft_fn fn, void *arg);
 
 /** weft_task_set_priority sets the task's priority: under the priority policy
@@ -108,6 +109,26 @@ WEFT_EXTERN int weft_wait_until(weft_task *t, int64_t deadline_ns);
  * of every deadline in weft. Callable anywhere. */
 WEFT_EXTERN int64_t weft_clock_ns(void);
 
+/** weft_cancel cancels a task that has not started. A queued task will not
+ * run: it ends in WEFT_TASK_CANCELLED, its waiters get WEFT_ECANCELED, and
+ * its group and weft_wait_all count it as finished. A task delayed by
+ * weft_post_at ends so at once; one queued for a worker ends so when the
+ * worker reaches it in the queue (it is skipped, never run), and one
+ * waiting for predecessors (weft_post_when) ends so when they finished.
+ * Returns 0 then (also when it was cancelled already). A running task is
+ * not interrupted: weft_cancel returns WEFT_EBUSY and the task may ask
+ * weft_cancel_requested(). Returns WEFT_EINVAL for NULL or a task that is
+ * not in flight (never posted, or finished: too late). Cancel racing the
+ * start has one outcome: either the task never runs (0) or it runs
+ * (WEFT_EBUSY, or WEFT_EINVAL once it finished). Callable from any
+ * thread, including from tasks. */
+WEFT_EXTERN int weft_cancel(weft_task *t);
+
+/** weft_cancel_requested tells the running task whether weft_cancel was
+ * called on it (or weft_group_cancel on its group) since it started; false
+ * outside tasks. */
+WEFT_EXTERN bool weft_cancel_requested(void);
+
 /** weft_group_init prepares an empty group. Tasks join it through
  * weft_post_in and leave it when they finish. Returns WEFT_EINVAL for NULL,
  * and WEFT_EBUSY, changing nothing, while tasks posted into g have not
@@ -125,6 +146,14 @@ WEFT_EXTERN int weft_group_wait(weft_group *g);
  * weft_wait_until): WEFT_ETIMEDOUT when tasks of the group are still
  * unfinished at deadline_ns, leaving the group unaffected. */
 WEFT_EXTERN int weft_group_wait_until(weft_group *g, int64_t deadline_ns);
+
+/** weft_group_cancel cancels every task of g that has not started, as
+ * weft_cancel does, including tasks posted into g later, until
+ * weft_group_init prepares it again: each ends in WEFT_TASK_CANCELLED when
+ * a worker reaches it (a delayed one when it comes due) and counts as
+ * finished for the group. Running tasks see weft_cancel_requested().
+ * Returns WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_group_cancel(weft_group *g);
 
 /** weft_group_pending returns how many tasks of the group have not finished. */
 WEFT_EXTERN long weft_group_pending(const weft_group *g);

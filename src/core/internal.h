@@ -45,11 +45,14 @@
  * generation of the process that posted it (weft_wait in a forked child
  * refuses to wait for a task of its parent's, which never finishes there)
  * and a signature, so that weft_task_init can refuse an in-flight task
- * without mistaking uninitialised memory for one. */
+ * without mistaking uninitialised memory for one (22 bits). */
 #define WEFT__FORK_SHIFT 5
 #define WEFT__FORK_BITS  0x1e0u
-#define WEFT__IN_FLIGHT  (0x5ef7a3u << 9)
-#define WEFT__SIGN_MASK  0xfffffe00u
+/* CANCEL: weft_cancel asked for it (a queued task then completes as
+ * cancelled when a worker takes it; a running one may look). */
+#define WEFT__CANCEL     0x200u
+#define WEFT__IN_FLIGHT  (0x2f7bd1u << 10)
+#define WEFT__SIGN_MASK  0xfffffc00u
 
 /* Bumped in the child of every fork (runtime.c): runtimes and tasks of the
  * parent carry an older generation. */
@@ -249,6 +252,11 @@ struct weft_rt {
 	weft_rt *next_shell; /* free list of runtime memory (runtime.c) */
 
 	weft__completion done;
+	/* Deferred tasks (core/deferred.c): posted, held until a time or
+	 * until their predecessors finish. */
+	WEFT__ALIGNED _Atomic int deferred;
+	_Atomic uint64_t deferred_cancelled; /* never reached the model */
+	struct weft__delays *_Atomic delays;
 	/* Calls from outside other than posts (wait_all, statistics) inside
 	 * the runtime now. */
 	WEFT__ALIGNED _Atomic int callers;
@@ -306,6 +314,40 @@ static inline int weft__slot_of(const weft_rt *rt, int shared)
  * its group. Returns false when the task was discarded. After it returns the
  * task belongs to its owner again and must not be touched. */
 bool weft__run_task(weft_rt *rt, weft_task *t);
+
+/* Publishes t's end (WEFT_TASK_DONE or WEFT_TASK_CANCELLED) to its waiters
+ * and group; after it t belongs to its owner again. */
+void weft__task_finish(weft_task *t, weft_task_state end);
+
+struct weft__waiter;
+
+/* Puts w on t's waiter list, to be unparked (or notified) when t finishes:
+ * returns WEFT_TASK_QUEUED, or the state t already ended in (w unused). */
+weft_task_state weft__task_add_waiter(weft_task *t, struct weft__waiter *w);
+
+/* weft_cancel's first step: 0 (queued: it will not run), WEFT_EBUSY
+ * (running: asked), WEFT_EINVAL (not in flight). */
+int weft__task_request_cancel(weft_task *t);
+
+/* Whether weft_group_cancel was called on g (NULL: no group). */
+static inline bool weft__group_cancelled(const weft_group *g)
+{
+	return g &&
+	       atomic_load_explicit((_Atomic uintptr_t *)&g->reserved_[1], memory_order_relaxed);
+}
+
+/* Deferred tasks (deferred.c), admitted and counted in rt->deferred by the
+ * caller: held until deadline_ns, or until every task of after[0..n) has
+ * finished. 0, or WEFT_ENOMEM / WEFT_EAGAIN (nothing held). */
+int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns);
+int weft__defer_after(weft_rt *rt, weft_task *t, weft_task *const *after, size_t n);
+/* weft_cancel of a task that may be held until a time: ends it now. */
+void weft__deferred_cancel(weft_task *t);
+/* Destroy: cancels every delayed task; waits until none is held; stops
+ * the timer thread and frees the heap. */
+void weft__deferred_cancel_all(weft_rt *rt);
+void weft__deferred_wait(weft_rt *rt);
+void weft__deferred_release(weft_rt *rt);
 
 /* Asks the mlfq policy to move t, which may be queued or running, to queue
  * level `level` (0 is the top) the next time it enters the ready queue

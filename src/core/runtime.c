@@ -226,9 +226,18 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	weft__futex_wake(&rt->room_seq, INT_MAX);
 
 	/* Every task finishes and the workers end; posts from outside that
-	 * began before closing are waited for, later ones are refused. */
-	rt->model->stop(rt);
+	 * began before closing are waited for, later ones are refused.
+	 * Deferred tasks are released first (cancelled under CANCEL): tasks
+	 * that run meanwhile may defer more, hence the loop. */
+	if (mode == WEFT_DESTROY_CANCEL)
+		weft__deferred_cancel_all(rt);
 	weft__external_drain(&rt->done);
+	do {
+		weft__deferred_wait(rt);
+		rt->model->wait_all(rt);
+	} while (atomic_load(&rt->deferred) > 0);
+	rt->model->stop(rt);
+	weft__deferred_release(rt);
 	weft_stats s;
 	weft_stats_get(rt, &s);
 	if (discarded)
@@ -359,6 +368,89 @@ int weft_post_in(weft_rt *rt, weft_group *g, weft_task *t)
 	return post(rt, g, t, true);
 }
 
+/* ------------------------------------------------------------ deferred posts */
+
+/* weft_post_at and weft_post_when: admitted now as a post is (state,
+ * capacity, group), then held by core/deferred.c. From outside the workers
+ * the admission counts itself like a post (destroy waits for it) and is
+ * then counted as refused: the model sees the task only when it is
+ * released. */
+static int post_deferred(weft_rt *rt, weft_group *g, weft_task *t, int64_t deadline,
+                         weft_task *const *after, size_t n)
+{
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
+	if (!t || !t->fn_ || (n && !after))
+		return WEFT_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!after[i] || after[i] == t || weft_task_state_of(after[i]) == WEFT_TASK_IDLE)
+			return WEFT_EINVAL;
+	bool outside = weft__tls.rt != rt;
+	weft__completion *c = &rt->done;
+	if (outside)
+		atomic_fetch_add(&c->external_posted, 1);
+	uint32_t old = atomic_load_explicit((_Atomic uint32_t *)&t->state_, memory_order_relaxed);
+	uint32_t st = old & WEFT__STATE_MASK;
+	if (st == WEFT_TASK_QUEUED || st == WEFT_TASK_RUNNING ||
+	    !atomic_compare_exchange_strong((_Atomic uint32_t *)&t->state_, &old,
+	                                    WEFT_TASK_QUEUED | weft__in_flight_bits()))
+		rc = WEFT_EBUSY;
+	else if ((outside && atomic_load(&rt->closing)) || atomic_load(&rt->cancelling))
+		rc = WEFT_ESHUTDOWN;
+	else if (!reserve_capacity(rt))
+		rc = WEFT_EFULL;
+	if (rc == 0) {
+		t->group_ = g;
+		if (g) {
+			atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
+			                          memory_order_relaxed);
+			atomic_store_explicit((_Atomic uint32_t *)&g->sign_, weft__in_flight_bits(),
+			                      memory_order_relaxed);
+		}
+		t->epoch_ = 0;
+		atomic_fetch_add(&rt->deferred, 1);
+		rc = after ? weft__defer_after(rt, t, after, n)
+		           : weft__defer_until(rt, t, deadline);
+		if (rc) {
+			atomic_fetch_sub(&rt->deferred, 1);
+			if (g)
+				atomic_fetch_sub((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE);
+			t->group_ = NULL;
+			weft__dequeued(rt, 1);
+		}
+	}
+	if (rc && rc != WEFT_EBUSY)
+		atomic_store((_Atomic uint32_t *)&t->state_, old & WEFT__STATE_MASK);
+	if (outside) {
+		weft__external_refused(c); /* the model sees it when released */
+		atomic_fetch_add_explicit(&c->external_left, 1, memory_order_release);
+	}
+	return rc;
+}
+
+int weft_post_at(weft_rt *rt, weft_group *g, weft_task *t, int64_t deadline_ns)
+{
+	return post_deferred(rt, g, t, deadline_ns, NULL, 0);
+}
+
+int weft_post_when(weft_rt *rt, weft_group *g, weft_task *t, weft_task *const *after, size_t n)
+{
+	if (n == 0)
+		return g ? weft_post_in(rt, g, t) : weft_post(rt, t);
+	return post_deferred(rt, g, t, 0, after, n);
+}
+
+int weft_cancel(weft_task *t)
+{
+	if (!t)
+		return WEFT_EINVAL;
+	int rc = weft__task_request_cancel(t);
+	if (rc == 0)
+		weft__deferred_cancel(t); /* held until a time: ends now */
+	return rc;
+}
+
 /* A sleeper announces itself in room_waiters before it tries to post, and
  * weft__release_capacity frees room before it reads room_waiters (both with
  * a full fence between): either the poster finds the room or the releaser
@@ -395,7 +487,12 @@ int weft_wait_all(weft_rt *rt)
 		return WEFT_EDEADLK;
 	if ((rc = weft__rt_enter(rt)) != 0)
 		return rc;
-	rt->model->wait_all(rt);
+	/* Held tasks first: each enters the model before it stops counting
+	 * as held, so once none is held the model sees them all. */
+	do {
+		weft__deferred_wait(rt);
+		rt->model->wait_all(rt);
+	} while (atomic_load(&rt->deferred) > 0);
 	weft__rt_leave(rt);
 	return 0;
 }

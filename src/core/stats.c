@@ -36,6 +36,9 @@ static void sum(weft_rt *rt, weft_stats *out)
 	out->rejected = atomic_load(&rt->rejected);
 	out->seed = rt->cfg.seed;
 	rt->model->stats(rt, out);
+	uint64_t held = atomic_load_explicit(&rt->deferred_cancelled, memory_order_relaxed);
+	out->posted += held; /* deferred, cancelled before the model saw them */
+	out->cancelled += held;
 	for (int i = 0; i < rt->cfg.workers; i++) {
 		int64_t busy, idle;
 		if (weft__worker_times(rt, i, &busy, &idle)) {

@@ -38,7 +38,7 @@ static bool from_parent(uint32_t bits)
 /* Says whether t is queued or running, reading memory that may never have
  * been initialised (a task about to be initialised for the first time):
  * the in-flight signature tells a posted task from leftover bytes (random
- * bytes pass for one with a chance of about 2^-29). */
+ * bytes pass for one with a chance of about 2^-28). */
 static bool posted_and_unfinished(const weft_task *t)
 {
 #ifdef WEFT_HAVE_VALGRIND
@@ -171,7 +171,7 @@ static void group_finish(weft_group *g)
 	wake_list(list, 0);
 }
 
-static void finish(weft_task *t, weft_task_state end)
+void weft__task_finish(weft_task *t, weft_task_state end)
 {
 	weft_group *g = t->group_;
 	_Atomic uint32_t *w = state_word(t);
@@ -200,12 +200,18 @@ static void finish(weft_task *t, weft_task_state end)
 bool weft__run_task(weft_rt *rt, weft_task *t)
 {
 	if (atomic_load_explicit(&rt->cancelling, memory_order_relaxed)) {
-		finish(t, WEFT_TASK_CANCELLED);
+		weft__task_finish(t, WEFT_TASK_CANCELLED);
 		return false;
 	}
-	/* QUEUED -> RUNNING by adding one keeps a waiter bit set meanwhile. */
-	atomic_fetch_add_explicit(state_word(t), WEFT_TASK_RUNNING - WEFT_TASK_QUEUED,
-	                          memory_order_relaxed);
+	/* QUEUED -> RUNNING by adding one keeps a waiter bit set meanwhile. A
+	 * weft_cancel that came first wins; one that comes later finds it
+	 * running (one outcome each). */
+	uint32_t was = atomic_fetch_add_explicit(
+	        state_word(t), WEFT_TASK_RUNNING - WEFT_TASK_QUEUED, memory_order_acquire);
+	if ((was & WEFT__CANCEL) || weft__group_cancelled(t->group_)) {
+		weft__task_finish(t, WEFT_TASK_CANCELLED);
+		return false;
+	}
 	int64_t posted = t->posted_ns_, started = 0;
 	if (rt->latency) {
 		started = weft__latency_now();
@@ -231,7 +237,7 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 	/* Once finish publishes completion the owner may free t: no
 	 * preemption tick may charge it meanwhile. */
 	weft__tls.nopreempt++;
-	finish(t, WEFT_TASK_DONE);
+	weft__task_finish(t, WEFT_TASK_DONE);
 	weft__tls.nopreempt--;
 	return true;
 }
@@ -306,31 +312,63 @@ static bool unlink_waiter(void **list, weft__waiter *rec)
 	return true;
 }
 
-/* A timed-out weft_wait takes its record back, unless the task finished
- * meanwhile: then the finisher has the record and wakes it soon. */
-static int task_wait_timed_out(weft_task *t, weft__waiter *rec)
+/* Locks t's waiter list (for the caller to add to it): returns
+ * WEFT_TASK_QUEUED and the state word it locked, or the state t ended in. */
+static weft_task_state lock_unfinished(weft_task *t, uint32_t *locked)
 {
 	_Atomic uint32_t *w = state_word(t);
 	uint32_t s = atomic_load_explicit(w, memory_order_acquire);
 	int spins = 0;
 	for (;;) {
-		uint32_t st = s & WEFT__STATE_MASK;
-		if (st != WEFT_TASK_QUEUED && st != WEFT_TASK_RUNNING) {
-			weft__waiter_park_for(rec, WEFT__WAIT_JOIN);
-			return rec->result;
-		}
+		weft_task_state st = (weft_task_state)(s & WEFT__STATE_MASK);
+		if (st != WEFT_TASK_QUEUED && st != WEFT_TASK_RUNNING)
+			return st;
 		if (s & WEFT__LOCKED) {
 			pause_briefly(&spins);
 			s = atomic_load_explicit(w, memory_order_acquire);
 		} else if (atomic_compare_exchange_weak_explicit(w, &s, s | WEFT__LOCKED,
 		                                                 memory_order_acquire,
 		                                                 memory_order_acquire)) {
-			break;
+			*locked = s;
+			return WEFT_TASK_QUEUED;
 		}
 	}
+}
+
+/* A timed-out weft_wait takes its record back, unless the task finished
+ * meanwhile: then the finisher has the record and wakes it soon. */
+static int task_wait_timed_out(weft_task *t, weft__waiter *rec)
+{
+	uint32_t locked;
+	if (lock_unfinished(t, &locked) != WEFT_TASK_QUEUED) {
+		weft__waiter_park_for(rec, WEFT__WAIT_JOIN);
+		return rec->result;
+	}
 	(void)unlink_waiter(&t->waiters_, rec); /* unfinished: rec was on it */
-	atomic_fetch_sub(w, t->waiters_ ? WEFT__LOCKED : WEFT__LOCKED | WEFT__WAITER);
+	atomic_fetch_sub(state_word(t), t->waiters_ ? WEFT__LOCKED : WEFT__LOCKED | WEFT__WAITER);
 	return WEFT_ETIMEDOUT;
+}
+
+/* Adds rec to the list lock_unfinished locked and unlocks, setting WAITER:
+ * arithmetic, because the task may go from QUEUED to RUNNING meanwhile (an
+ * add on the low bits); it cannot finish while the lock bit is set. */
+static void push_waiter(weft_task *t, uint32_t locked, weft__waiter *rec)
+{
+	rec->next = t->waiters_;
+	t->waiters_ = rec;
+	if (locked & WEFT__WAITER)
+		atomic_fetch_sub(state_word(t), WEFT__LOCKED);
+	else
+		atomic_fetch_sub(state_word(t), WEFT__LOCKED - WEFT__WAITER);
+}
+
+weft_task_state weft__task_add_waiter(weft_task *t, weft__waiter *w)
+{
+	uint32_t locked;
+	weft_task_state st = lock_unfinished(t, &locked);
+	if (st == WEFT_TASK_QUEUED)
+		push_waiter(t, locked, w);
+	return st;
 }
 
 static int wait_task(weft_task *t, int64_t deadline);
@@ -356,42 +394,34 @@ static int wait_task(weft_task *t, int64_t deadline)
 	if ((s & WEFT__STATE_MASK) == WEFT_TASK_QUEUED && deadline == NO_DEADLINE &&
 	    weft__fiber_run_awaited(t, NULL))
 		s = atomic_load_explicit(w, memory_order_acquire);
-	int spins = 0;
-	for (;;) {
-		switch (s & WEFT__STATE_MASK) {
-		case WEFT_TASK_IDLE:
-			return WEFT_EINVAL;
-		case WEFT_TASK_DONE:
-			return 0;
-		case WEFT_TASK_CANCELLED:
-			return WEFT_ECANCELED;
-		}
-		if (from_parent(s)) {
-			weft__report_fork_use("a task waited for");
-			return WEFT_EINVAL; /* it never finishes in this process */
-		}
-		if (deadline != NO_DEADLINE && clock_ns() >= deadline)
-			return WEFT_ETIMEDOUT;
-		if (s & WEFT__LOCKED) {
-			pause_briefly(&spins);
-			s = atomic_load_explicit(w, memory_order_acquire);
-		} else if (atomic_compare_exchange_weak_explicit(w, &s, s | WEFT__LOCKED,
-		                                                 memory_order_acquire,
-		                                                 memory_order_acquire)) {
-			break;
-		}
+	switch (s & WEFT__STATE_MASK) {
+	case WEFT_TASK_IDLE:
+		return WEFT_EINVAL;
+	case WEFT_TASK_DONE:
+		return 0;
+	case WEFT_TASK_CANCELLED:
+		return WEFT_ECANCELED;
+	}
+	if (from_parent(s)) {
+		weft__report_fork_use("a task waited for");
+		return WEFT_EINVAL; /* it never finishes in this process */
+	}
+	if (deadline != NO_DEADLINE && clock_ns() >= deadline)
+		return WEFT_ETIMEDOUT;
+	uint32_t locked;
+	switch (lock_unfinished(t, &locked)) {
+	case WEFT_TASK_DONE:
+		return 0;
+	case WEFT_TASK_CANCELLED:
+		return WEFT_ECANCELED;
+	case WEFT_TASK_QUEUED:
+		break;
+	default:
+		return WEFT_EINVAL;
 	}
 	weft__waiter rec;
 	weft__waiter_init(&rec, NULL);
-	rec.next = t->waiters_;
-	t->waiters_ = &rec;
-	/* Unlock, setting WAITER: arithmetic, because the task may go from
-	 * QUEUED to RUNNING meanwhile (an add on the low bits); it cannot
-	 * finish while the lock bit is set. */
-	if (s & WEFT__WAITER)
-		atomic_fetch_sub(w, WEFT__LOCKED);
-	else
-		atomic_fetch_sub(w, WEFT__LOCKED - WEFT__WAITER);
+	push_waiter(t, locked, &rec);
 	if (!join(&rec, deadline))
 		return task_wait_timed_out(t, &rec);
 	return rec.result;
@@ -517,4 +547,43 @@ long weft_group_pending(const weft_group *g)
 int64_t weft_clock_ns(void)
 {
 	return clock_ns();
+}
+
+/* ------------------------------------------------------------ cancellation */
+
+/* Sets CANCEL on t while it is queued (0) or running (WEFT_EBUSY: a
+ * request it may look at); WEFT_EINVAL when it is neither. Never touches
+ * a task that finished: the CAS fails on its final state. */
+int weft__task_request_cancel(weft_task *t)
+{
+	_Atomic uint32_t *w = state_word(t);
+	uint32_t s = atomic_load_explicit(w, memory_order_acquire);
+	for (;;) {
+		uint32_t st = s & WEFT__STATE_MASK;
+		if ((st != WEFT_TASK_QUEUED && st != WEFT_TASK_RUNNING) ||
+		    (s & WEFT__SIGN_MASK) != WEFT__IN_FLIGHT)
+			return WEFT_EINVAL;
+		int rc = st == WEFT_TASK_RUNNING ? WEFT_EBUSY : 0;
+		if ((s & WEFT__CANCEL) ||
+		    atomic_compare_exchange_weak_explicit(
+		            w, &s, s | WEFT__CANCEL, memory_order_acq_rel, memory_order_acquire))
+			return rc;
+	}
+}
+
+bool weft_cancel_requested(void)
+{
+	weft_task *t = weft__tls.task;
+	if (!t)
+		return false;
+	return (atomic_load_explicit(state_word(t), memory_order_relaxed) & WEFT__CANCEL) ||
+	       weft__group_cancelled(t->group_);
+}
+
+int weft_group_cancel(weft_group *g)
+{
+	if (!g)
+		return WEFT_EINVAL;
+	atomic_store((_Atomic uintptr_t *)&g->reserved_[1], 1);
+	return 0;
 }

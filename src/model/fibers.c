@@ -141,8 +141,8 @@ static bool idle(weft__fworker *w)
 {
 	fibers *m = of(w);
 	weft__notify_quiescent(&m->rt->done, &sums, m);
-	if (atomic_load(&m->stopping) && weft__quiescent(&m->rt->done, &sums, m))
-		return false;
+	if (atomic_load(&m->stopping))
+		return false; /* destroy set it after quiescence: no work can come */
 	weft__fworker_sleep(w);
 	return true;
 }

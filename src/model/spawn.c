@@ -35,6 +35,12 @@ typedef struct spawn {
 	 * else sees them in the ready queue, in post order (take_next). */
 	weft_task *recent;
 	uint64_t posted, finished, cancelled, threads_created;
+	/* Set by stop once every task finished, before it joins the threads:
+	 * a post from outside that was admitted before destroy closed the
+	 * runtime but comes this late starts nothing (WEFT_ESHUTDOWN). A
+	 * deferred task destroy released earlier (closing, not stopped) is
+	 * still started. */
+	bool stopped;
 	int nslots;
 	slot slots[];
 } spawn;
@@ -146,7 +152,7 @@ static int spawn_submit(weft_rt *rt, weft_task *t, bool from_task)
 	spawn *m = rt->model_state;
 	int rc = 0;
 	pthread_mutex_lock(&m->lock);
-	if (!from_task && atomic_load(&rt->closing)) {
+	if (m->stopped) {
 		rc = WEFT_ESHUTDOWN;
 		goto out;
 	}
@@ -194,8 +200,13 @@ static void join_all(spawn *m)
 
 static void spawn_stop(weft_rt *rt)
 {
-	spawn_wait_all(rt);
-	join_all(rt->model_state);
+	spawn *m = rt->model_state;
+	pthread_mutex_lock(&m->lock);
+	while (m->finished != m->posted)
+		pthread_cond_wait(&m->idle, &m->lock);
+	m->stopped = true;
+	pthread_mutex_unlock(&m->lock);
+	join_all(m);
 }
 
 static void spawn_release(weft_rt *rt)

@@ -129,6 +129,10 @@ bool weft__waiter_park_until(weft__waiter *w, weft__wait_reason why, int64_t dea
 
 void weft__waiter_unpark(weft__waiter *w)
 {
+	if (w->notify) {
+		w->notify(w);
+		return;
+	}
 	if (w->fiber) {
 		weft__fiber_unpark(w->fiber); /* touches nothing of w after */
 		return;

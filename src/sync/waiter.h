@@ -22,6 +22,9 @@ typedef struct weft__waiter {
 	int result;             /* set by the waker before unpark */
 	void *data;             /* hand-off payload, primitive-specific */
 	weft__fiber *fiber;     /* the parked fiber, or NULL for a kernel thread */
+	/* Not a waiter but a continuation (core/deferred.c): called by
+	 * weft__waiter_unpark instead of waking anything. */
+	void (*notify)(struct weft__waiter *w);
 } weft__waiter;
 
 static inline void weft__waiter_init(weft__waiter *w, void *data)
@@ -31,6 +34,7 @@ static inline void weft__waiter_init(weft__waiter *w, void *data)
 	w->result = 0;
 	w->data = data;
 	w->fiber = weft__tls.fiber;
+	w->notify = NULL;
 }
 
 /* Blocks until weft__waiter_unpark(w); then w->result and whatever the

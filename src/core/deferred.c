@@ -1,0 +1,361 @@
+/* Deferred tasks: posted now, queued later. weft_post_at holds a task until
+ * a time (a min-heap served by one timer thread per runtime, started at the
+ * first delayed post); weft_post_when holds it until other tasks finished
+ * (a continuation record on each predecessor's waiter list).
+ *
+ * A deferred task is admitted like any post when it is posted (state
+ * QUEUED, capacity, group): weft_wait, groups and weft_wait_all see it from
+ * then on. rt->deferred counts the tasks held here; when one is released it
+ * enters the model as a post from outside (weft__deferred_submit).
+ *
+ * While a task is held it is in no ready queue, so the fields a queue
+ * would use hold its place here instead: seq_ its heap index, quanta_ the
+ * arming order among equal deadlines (or the predecessors still running),
+ * posted_ns_ its deadline, fiber_ its runtime tagged as delayed (what
+ * weft_cancel needs to take it out). All are reset before it is queued. */
+#include <limits.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/completion.h"
+#include "core/futex.h"
+#include "core/internal.h"
+#include "core/observe.h"
+#include "sync/waiter.h"
+
+#define DELAYED_TAG ((uintptr_t)1)
+
+typedef struct weft__delays {
+	pthread_mutex_t lock;
+	weft_task **heap; /* min-heap on (deadline, arming order) */
+	size_t len, cap;
+	uint32_t armed; /* arming order of the next delayed post */
+	bool stop, started;
+	pthread_t thread;
+	/* The timer thread sleeps on it until the earliest deadline; it
+	 * changes when an earlier one arrives or at stop. */
+	_Atomic uint32_t seq;
+} weft__delays;
+
+static int64_t clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ release */
+
+static void deferred_done(weft_rt *rt)
+{
+	if (atomic_fetch_sub(&rt->deferred, 1) == 1)
+		weft__futex_wake((_Atomic uint32_t *)&rt->deferred, INT_MAX);
+}
+
+/* Ends a held task as cancelled: it leaves its capacity, group and
+ * waiters as a cancelled queued task would. */
+static void cancel_held(weft_rt *rt, weft_task *t)
+{
+	atomic_fetch_add_explicit(&rt->deferred_cancelled, 1, memory_order_relaxed);
+	weft__dequeued(rt, 1);
+	weft__task_finish(t, WEFT_TASK_CANCELLED);
+	deferred_done(rt);
+}
+
+/* Queues a held task that is due: a post from outside the workers as far
+ * as the model and quiescence go (the model's submit may be refused only
+ * when it cannot start a thread: then the task is cancelled, not lost). */
+static void release_held(weft_rt *rt, weft_task *t)
+{
+	t->seq_ = 0;
+	t->quanta_ = 0;
+	t->epoch_ = 0;
+	t->posted_ns_ = rt->latency || rt->trace ? weft__latency_now() : 0;
+	atomic_store_explicit((_Atomic(void *) *)&t->fiber_, NULL, memory_order_relaxed);
+	if ((atomic_load((_Atomic uint32_t *)&t->state_) & WEFT__CANCEL) ||
+	    atomic_load(&rt->cancelling) || weft__group_cancelled(t->group_)) {
+		cancel_held(rt, t);
+		return;
+	}
+	weft__trace(rt, WEFT__TRACE_POST, t, false);
+	weft__completion *c = &rt->done;
+	atomic_fetch_add(&c->external_posted, 1);
+	int rc = rt->model->submit(rt, t, false); /* releases capacity if it refuses */
+	if (rc) {
+		weft__external_refused(c);
+		weft__task_finish(t, WEFT_TASK_CANCELLED);
+	}
+	atomic_fetch_add_explicit(&c->external_left, 1, memory_order_release);
+	deferred_done(rt);
+}
+
+/* ------------------------------------------------------------ the heap */
+
+static bool earlier(const weft_task *a, const weft_task *b)
+{
+	return a->posted_ns_ < b->posted_ns_ ||
+	       (a->posted_ns_ == b->posted_ns_ && (int32_t)(a->quanta_ - b->quanta_) < 0);
+}
+
+static void place(weft__delays *d, size_t i, weft_task *t)
+{
+	d->heap[i] = t;
+	t->seq_ = i;
+}
+
+static void sift_up(weft__delays *d, size_t i)
+{
+	weft_task *t = d->heap[i];
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!earlier(t, d->heap[parent]))
+			break;
+		place(d, i, d->heap[parent]);
+		i = parent;
+	}
+	place(d, i, t);
+}
+
+static void sift_down(weft__delays *d, size_t i)
+{
+	weft_task *t = d->heap[i];
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= d->len)
+			break;
+		if (child + 1 < d->len && earlier(d->heap[child + 1], d->heap[child]))
+			child++;
+		if (!earlier(d->heap[child], t))
+			break;
+		place(d, i, d->heap[child]);
+		i = child;
+	}
+	place(d, i, t);
+}
+
+static void remove_at(weft__delays *d, size_t i)
+{
+	weft_task *last = d->heap[--d->len];
+	if (i == d->len)
+		return;
+	place(d, i, last);
+	if (i > 0 && earlier(last, d->heap[(i - 1) / 2]))
+		sift_up(d, i);
+	else
+		sift_down(d, i);
+}
+
+/* ------------------------------------------------------------ the timer thread */
+
+static void *timer_main(void *arg)
+{
+	weft_rt *rt = arg;
+	weft__delays *d = rt->delays;
+	pthread_mutex_lock(&d->lock);
+	while (!d->stop) {
+		int64_t wait = -1;
+		if (d->len > 0) {
+			weft_task *t = d->heap[0];
+			int64_t now = clock_ns();
+			if (t->posted_ns_ <= now) {
+				remove_at(d, 0);
+				pthread_mutex_unlock(&d->lock);
+				release_held(rt, t);
+				pthread_mutex_lock(&d->lock);
+				continue;
+			}
+			wait = t->posted_ns_ - now;
+		}
+		uint32_t seq = atomic_load(&d->seq);
+		pthread_mutex_unlock(&d->lock);
+		weft__futex_wait(&d->seq, seq, wait);
+		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+/* The runtime's delay heap, made on first use. */
+static weft__delays *delays_of(weft_rt *rt)
+{
+	weft__delays *d = atomic_load(&rt->delays);
+	if (d)
+		return d;
+	d = weft__alloc(sizeof(*d));
+	if (!d)
+		return NULL;
+	memset(d, 0, sizeof(*d));
+	if (pthread_mutex_init(&d->lock, NULL) != 0) {
+		weft__free(d, sizeof(*d));
+		return NULL;
+	}
+	weft__delays *none = NULL;
+	if (!atomic_compare_exchange_strong(&rt->delays, &none, d)) {
+		pthread_mutex_destroy(&d->lock);
+		weft__free(d, sizeof(*d));
+		return none;
+	}
+	return d;
+}
+
+int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns)
+{
+	weft__delays *d = delays_of(rt);
+	if (!d)
+		return WEFT_ENOMEM;
+	pthread_mutex_lock(&d->lock);
+	if (!d->started) {
+		int rc = weft__thread_create(&d->thread, timer_main, rt);
+		if (rc) {
+			pthread_mutex_unlock(&d->lock);
+			return rc;
+		}
+		d->started = true;
+	}
+	if (d->len == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 64;
+		weft_task **heap = weft__alloc(cap * sizeof(*heap));
+		if (!heap) {
+			pthread_mutex_unlock(&d->lock);
+			return WEFT_ENOMEM;
+		}
+		if (d->len)
+			memcpy(heap, d->heap, d->len * sizeof(*heap));
+		if (d->heap)
+			weft__free(d->heap, d->cap * sizeof(*heap));
+		d->heap = heap;
+		d->cap = cap;
+	}
+	t->posted_ns_ = deadline_ns;
+	t->quanta_ = d->armed++;
+	atomic_store_explicit((_Atomic(void *) *)&t->fiber_, (void *)((uintptr_t)rt | DELAYED_TAG),
+	                      memory_order_relaxed);
+	place(d, d->len++, t);
+	sift_up(d, d->len - 1);
+	if (d->heap[0] == t) {
+		atomic_fetch_add(&d->seq, 1);
+		weft__futex_wake(&d->seq, 1);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+void weft__deferred_cancel(weft_task *t)
+{
+	uintptr_t tagged = (uintptr_t)atomic_load_explicit((_Atomic(void *) *)&t->fiber_,
+	                                                   memory_order_acquire);
+	if (!(tagged & DELAYED_TAG))
+		return; /* waits for predecessors: cancelled when they finish */
+	weft_rt *rt = (weft_rt *)(tagged & ~DELAYED_TAG);
+	weft__delays *d = atomic_load(&rt->delays);
+	pthread_mutex_lock(&d->lock);
+	bool held = t->seq_ < d->len && d->heap[t->seq_] == t;
+	if (held)
+		remove_at(d, t->seq_);
+	pthread_mutex_unlock(&d->lock);
+	if (held) /* else the timer thread took it and cancels it itself */
+		cancel_held(rt, t);
+}
+
+void weft__deferred_cancel_all(weft_rt *rt)
+{
+	weft__delays *d = atomic_load(&rt->delays);
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	while (d->len > 0) {
+		weft_task *t = d->heap[0];
+		remove_at(d, 0);
+		pthread_mutex_unlock(&d->lock);
+		cancel_held(rt, t);
+		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+void weft__deferred_release(weft_rt *rt)
+{
+	weft__delays *d = atomic_load(&rt->delays);
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->stop = true;
+	bool started = d->started;
+	atomic_fetch_add(&d->seq, 1);
+	weft__futex_wake(&d->seq, 1);
+	pthread_mutex_unlock(&d->lock);
+	if (started)
+		pthread_join(d->thread, NULL);
+	if (d->heap)
+		weft__free(d->heap, d->cap * sizeof(*d->heap));
+	pthread_mutex_destroy(&d->lock);
+	weft__free(d, sizeof(*d));
+	rt->delays = NULL;
+}
+
+void weft__deferred_wait(weft_rt *rt)
+{
+	for (;;) {
+		int n = atomic_load(&rt->deferred);
+		if (n == 0)
+			return;
+		weft__futex_wait((_Atomic uint32_t *)&rt->deferred, (uint32_t)n, -1);
+	}
+}
+
+/* ------------------------------------------------------------ predecessors */
+
+/* One block per weft_post_when: a continuation record per predecessor. The
+ * task's quanta_ counts the predecessors still running, plus one while
+ * weft_post_when is still attaching records; whoever brings it to zero
+ * releases the task and frees the block. */
+typedef struct edges {
+	weft_rt *rt;
+	weft_task *t;
+	size_t n;
+	weft__waiter rec[];
+} edges;
+
+static size_t edges_size(size_t n)
+{
+	return sizeof(edges) + n * sizeof(weft__waiter);
+}
+
+static void one_done(edges *e, bool cancelled)
+{
+	weft_task *t = e->t;
+	weft_rt *rt = e->rt;
+	if (cancelled) /* what it needed will not be there: cancel it too */
+		(void)weft__task_request_cancel(t);
+	if (atomic_fetch_sub((_Atomic uint32_t *)&t->quanta_, 1) != 1)
+		return;
+	weft__free(e, edges_size(e->n));
+	release_held(rt, t);
+}
+
+static void predecessor_finished(weft__waiter *w)
+{
+	one_done(w->data, w->result == WEFT_ECANCELED);
+}
+
+int weft__defer_after(weft_rt *rt, weft_task *t, weft_task *const *after, size_t n)
+{
+	edges *e = weft__alloc(edges_size(n));
+	if (!e)
+		return WEFT_ENOMEM;
+	e->rt = rt;
+	e->t = t;
+	e->n = n;
+	atomic_store((_Atomic uint32_t *)&t->quanta_, (uint32_t)n + 1);
+	for (size_t i = 0; i < n; i++) {
+		weft__waiter *w = &e->rec[i];
+		weft__waiter_init(w, e);
+		w->fiber = NULL;
+		w->notify = predecessor_finished;
+		weft_task_state end = weft__task_add_waiter(after[i], w);
+		if (end != WEFT_TASK_QUEUED) /* finished already */
+			one_done(e, end == WEFT_TASK_CANCELLED);
+	}
+	one_done(e, false); /* the attaching is over */
+	return 0;
+}
