@@ -56,11 +56,12 @@
 #define REDUCE_CHUNKS_PER_WORKER 8
 
 /* The automatic grain of weft_parallel_for (oneTBB's auto_partitioner):
- * split log2(workers) + FOR_FIRST_LEVELS levels (two chunks per worker),
- * and a half that runs on another thread than the one that posted it (a
- * steal: somebody was hungry) FOR_STEAL_LEVELS more, never below chunks of
- * (end - begin) / (FOR_FLOOR_CHUNKS x workers). */
-#define FOR_FIRST_LEVELS 1
+ * split log2(workers) levels (a chunk per worker, at least two), and a half
+ * that runs on another thread than the one that posted it (a steal:
+ * somebody was idle) FOR_STEAL_LEVELS more, never below chunks of
+ * (end - begin) / (FOR_FLOOR_CHUNKS x workers). Starting with more chunks
+ * only adds posts (and, from a thread outside the workers, one more thread
+ * at work than there are CPUs): the steals cut what the idle need. */
 #define FOR_STEAL_LEVELS 1
 #define FOR_FLOOR_CHUNKS 64
 
@@ -70,8 +71,8 @@
 #define REDUCE_STACK_BUDGET 16384
 #define REDUCE_MIN_LEVELS   4
 
-/* A kernel thread waiting for a half another thread runs spins this long
- * (yielding the CPU after JOIN_PAUSES pauses, for when the machine is
+/* A thread outside the workers waiting for a half a worker runs spins this
+ * long (yielding the CPU after JOIN_PAUSES pauses, for when the machine is
  * oversubscribed) before it sleeps in weft_wait: halves are about as long
  * as the part the waiter just ran, and a sleep and a wake-up cost
  * microseconds each, every time. */
@@ -129,19 +130,17 @@ static bool post(const loop *l, weft_task *t, weft_fn fn, void *arg)
 }
 
 /* Waits for a posted half; false when it did not run (a cancelling destroy
- * discarded it), and the caller runs it. A kernel thread first spins while
- * another thread runs it (or, outside the workers, while it is queued:
- * nothing else to do); weft_wait then runs it if it is still queued and
- * the caller is a worker, or sleeps, or parks the fiber. */
+ * discarded it), and the caller runs it. A worker goes straight to
+ * weft_wait, which runs queued tasks meanwhile (the halves the thief of
+ * this one posted among them) or parks its fiber. A thread that is no
+ * worker cannot help: it spins first, then sleeps in weft_wait. */
 static bool join(weft_task *t)
 {
-	if (!weft__tls.fiber) {
-		bool helps = weft__tls.rt != NULL;
+	if (!weft__tls.rt) {
 		int64_t deadline = 0;
 		for (unsigned i = 0;; i++) {
 			weft_task_state s = weft_task_state_of(t);
-			if ((s != WEFT_TASK_QUEUED && s != WEFT_TASK_RUNNING) ||
-			    (s == WEFT_TASK_QUEUED && helps))
+			if (s != WEFT_TASK_QUEUED && s != WEFT_TASK_RUNNING)
 				break;
 			if (i % 64 == 0) {
 				int64_t now = now_ns();
@@ -439,8 +438,8 @@ int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain, weft_
 	if (grain == 0) {
 		size_t workers = (size_t)rt->cfg.workers, chunks = workers * FOR_FLOOR_CHUNKS;
 		l.grain = (end - begin + chunks - 1) / chunks;
-		levels = FOR_FIRST_LEVELS;
-		while (((size_t)1 << (levels - FOR_FIRST_LEVELS)) < workers)
+		levels = 1;
+		while (((size_t)1 << levels) < workers)
 			levels++;
 		l.steal_levels = FOR_STEAL_LEVELS;
 	}
