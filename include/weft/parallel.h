@@ -33,10 +33,10 @@ typedef void (*weft_range_fn)(size_t lo, size_t hi, void *arg);
  * iteration finished. Every iteration runs exactly once; the order of
  * sub-ranges and the threads they run on are unspecified. A grain > 0 is a
  * fixed cut: a sub-range is split while it holds more than grain
- * iterations. grain 0 adapts, as oneTBB's auto_partitioner does: about two
- * chunks per worker first, and a half another thread takes (a steal: some
- * worker was idle) is split one level further, down to chunks of
- * (end - begin) / (64 x workers). Returns 0; 0 at once when begin == end;
+ * iterations. grain 0 adapts, as oneTBB's auto_partitioner does: a chunk
+ * per worker first (at least two), and a half another thread takes (a
+ * steal: some worker was idle) is split one level further, down to chunks
+ * of (end - begin) / (64 x workers). Returns 0; 0 at once when begin == end;
  * WEFT_EINVAL for a NULL rt or body, end < begin, or a dead runtime. It
  * never fails half-way: where a post is refused (WEFT_EFULL from a bounded
  * queue, a thread the spawn model cannot create, a destroy under way),
