@@ -220,5 +220,120 @@ static void deadlines_race_completion(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+/* ------------------------------------------------------------ channels */
+
+static void chan_timeouts(void)
+{
+	weft_chan ch, unbuf;
+	int buf[1], v = 7, out = 0;
+	assert_rc(0, weft_chan_init(&ch, sizeof(int), 1, buf));
+	assert_rc(0, weft_chan_init(&unbuf, sizeof(int), 0, NULL));
+	int64_t d = weft_clock_ns() + 2 * MS;
+	check_timeout(weft_chan_recv_until(&ch, &out, d), d);
+	assert_rc(0, weft_chan_send_until(&ch, &v, weft_clock_ns() - MS)); /* room: at once */
+	d = weft_clock_ns() + 2 * MS;
+	check_timeout(weft_chan_send_until(&ch, &v, d), d); /* full */
+	assert_rc(0, weft_chan_recv_until(&ch, &out, 0));
+	assert_int_equal(7, out);
+	d = weft_clock_ns() + 2 * MS;
+	check_timeout(weft_chan_recv_until(&ch, &out, d), d); /* nothing was added */
+	d = weft_clock_ns() + 2 * MS;
+	check_timeout(weft_chan_send_until(&unbuf, &v, d), d); /* nobody receives */
+	d = weft_clock_ns() + 2 * MS;
+	check_timeout(weft_chan_recv_until(&unbuf, &out, d), d);
+	assert_rc(0, weft_chan_close(&ch));
+	assert_rc(WEFT_ECLOSED, weft_chan_recv_until(&ch, &out, weft_clock_ns() + MS));
+	assert_rc(WEFT_EINVAL, weft_chan_send_until(NULL, &v, 0));
+}
+
+/* Senders and receivers with random deadlines on one unbuffered channel,
+ * as tasks and as threads: every element a send reported sent was received
+ * exactly once, and nothing a timed-out send offered arrives. */
+enum { CHAN_ITEMS = 2000, CHAN_SIDES = 2 };
+
+static weft_chan race_ch;
+static _Atomic long sent_sum, recv_sum, sent_n, recv_n;
+static _Atomic int senders_left;
+
+static void timed_sender(void *arg)
+{
+	uint64_t rng = (uint64_t)(intptr_t)arg;
+	for (int i = 1; i <= CHAN_ITEMS; i++) {
+		int v = i;
+		int64_t d = weft_clock_ns() + (int64_t)wt_rand_below(&rng, 50000);
+		int rc = weft_chan_send_until(&race_ch, &v, d);
+		if (rc == 0) {
+			atomic_fetch_add(&sent_sum, v);
+			atomic_fetch_add(&sent_n, 1);
+		} else {
+			WT_CHECK_RC(WEFT_ETIMEDOUT, rc);
+		}
+	}
+	if (atomic_fetch_sub(&senders_left, 1) == 1)
+		WT_CHECK_RC(0, weft_chan_close(&race_ch));
+}
+
+static void timed_receiver(void *arg)
+{
+	uint64_t rng = (uint64_t)(intptr_t)arg;
+	for (;;) {
+		int v;
+		int64_t d = weft_clock_ns() + (int64_t)wt_rand_below(&rng, 50000);
+		int rc = weft_chan_recv_until(&race_ch, &v, d);
+		if (rc == WEFT_ECLOSED)
+			return;
+		if (rc == 0) {
+			atomic_fetch_add(&recv_sum, v);
+			atomic_fetch_add(&recv_n, 1);
+		} else {
+			WT_CHECK_RC(WEFT_ETIMEDOUT, rc);
+		}
+	}
+}
+
+static void *thread_receiver(void *arg)
+{
+	timed_receiver(arg);
+	return NULL;
+}
+
+static void chan_deadline_race(void)
+{
+	weft_rt *rt = create();
+	assert_rc(0, weft_chan_init(&race_ch, sizeof(int), 0, NULL));
+	atomic_store(&sent_sum, 0);
+	atomic_store(&recv_sum, 0);
+	atomic_store(&sent_n, 0);
+	atomic_store(&recv_n, 0);
+	atomic_store(&senders_left, CHAN_SIDES);
+	uint64_t seed = wt_seed();
+	weft_task t[2 * CHAN_SIDES];
+	pthread_t th[2];
+	/* Receivers: a thread, and a task where the senders (tasks) can run
+	 * beside it (else a second thread); the receivers loop until closed. */
+	bool task_receiver = wt_blockers(rt) > CHAN_SIDES;
+	wt_thread_start(&th[0], thread_receiver, (void *)(intptr_t)(seed + 99));
+	assert_rc(0, weft_task_init(&t[0], timed_receiver, (void *)(intptr_t)(seed + 1)));
+	if (task_receiver)
+		assert_rc(0, weft_post(rt, &t[0]));
+	else
+		wt_thread_start(&th[1], thread_receiver, (void *)(intptr_t)(seed + 1));
+	for (int i = 0; i < CHAN_SIDES; i++) {
+		assert_rc(0, weft_task_init(&t[1 + i], timed_sender,
+		                            (void *)(intptr_t)(seed + 2 + i)));
+		assert_rc(0, weft_post(rt, &t[1 + i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	wt_thread_join(th[0]);
+	if (!task_receiver)
+		wt_thread_join(th[1]);
+	wt_check_async();
+	assert_int_equal(atomic_load(&sent_n), atomic_load(&recv_n));
+	assert_int_equal(atomic_load(&sent_sum), atomic_load(&recv_sum));
+	print_message("[ info     ] %ld of %d elements went across\n", atomic_load(&sent_n),
+	              CHAN_ITEMS * CHAN_SIDES);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 WT_CASES(WT_CASE(task_and_group_from_thread), WT_CASE(from_tasks),
-         WT_CASE(deadlines_race_completion));
+         WT_CASE(deadlines_race_completion), WT_CASE(chan_timeouts), WT_CASE(chan_deadline_race));

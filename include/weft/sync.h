@@ -120,6 +120,13 @@ WEFT_EXTERN int weft_chan_send(weft_chan *ch, const void *elem);
 /** weft_chan_recv copies the oldest element into *out, waiting while the
  * channel is empty. WEFT_ECLOSED once the channel is closed and empty. */
 WEFT_EXTERN int weft_chan_recv(weft_chan *ch, void *out);
+/** weft_chan_send_until and weft_chan_recv_until are send and receive with
+ * a deadline (CLOCK_MONOTONIC nanoseconds, as weft_clock_ns() reads it):
+ * WEFT_ETIMEDOUT when they would still have to wait at deadline_ns, with
+ * nothing sent or received; an element that can move at once moves, even
+ * with a deadline already past. A fiber parks on its worker's timer. */
+WEFT_EXTERN int weft_chan_send_until(weft_chan *ch, const void *elem, int64_t deadline_ns);
+WEFT_EXTERN int weft_chan_recv_until(weft_chan *ch, void *out, int64_t deadline_ns);
 /** weft_chan_close: later sends fail, receivers drain what is buffered, then
  * get WEFT_ECLOSED; every waiter is woken. WEFT_ECLOSED if already closed. */
 WEFT_EXTERN int weft_chan_close(weft_chan *ch);

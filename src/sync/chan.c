@@ -39,13 +39,46 @@ static weft__waiter *pop_kind(weft__sync *s, uint32_t kind)
 	return w;
 }
 
-static int wait_as(weft__sync *s, uint32_t kind, void *data)
+#define NO_DEADLINE INT64_MAX
+
+static int wait_as(weft__sync *s, uint32_t kind, void *data, int64_t deadline)
 {
 	s->state = kind;
-	return weft__sync_wait(s, data);
+	if (deadline == NO_DEADLINE)
+		return weft__sync_wait(s, data);
+	int rc = weft__sync_wait_until(s, data, deadline);
+	if (rc == WEFT_ETIMEDOUT) {
+		if (!s->head)
+			s->state = NOBODY;
+		weft__lock_release(&s->lock);
+	}
+	return rc;
 }
 
+static int send_until(weft_chan *ch, const void *elem, int64_t deadline);
+static int recv_until(weft_chan *ch, void *out, int64_t deadline);
+
 int weft_chan_send(weft_chan *ch, const void *elem)
+{
+	return send_until(ch, elem, NO_DEADLINE);
+}
+
+int weft_chan_send_until(weft_chan *ch, const void *elem, int64_t deadline_ns)
+{
+	return send_until(ch, elem, deadline_ns);
+}
+
+int weft_chan_recv(weft_chan *ch, void *out)
+{
+	return recv_until(ch, out, NO_DEADLINE);
+}
+
+int weft_chan_recv_until(weft_chan *ch, void *out, int64_t deadline_ns)
+{
+	return recv_until(ch, out, deadline_ns);
+}
+
+static int send_until(weft_chan *ch, const void *elem, int64_t deadline)
 {
 	if (!ch || !elem || ch->elem_size_ == 0)
 		return WEFT_EINVAL;
@@ -67,10 +100,10 @@ int weft_chan_send(weft_chan *ch, const void *elem)
 		weft__lock_release(&s->lock);
 		return 0;
 	}
-	return wait_as(s, SENDERS, (void *)elem);
+	return wait_as(s, SENDERS, (void *)elem, deadline);
 }
 
-int weft_chan_recv(weft_chan *ch, void *out)
+static int recv_until(weft_chan *ch, void *out, int64_t deadline)
 {
 	if (!ch || !out || ch->elem_size_ == 0)
 		return WEFT_EINVAL;
@@ -89,7 +122,7 @@ int weft_chan_recv(weft_chan *ch, void *out)
 		weft__lock_release(&s->lock);
 		return WEFT_ECLOSED;
 	} else {
-		return wait_as(s, RECEIVERS, out);
+		return wait_as(s, RECEIVERS, out, deadline);
 	}
 	weft__lock_release(&s->lock);
 	if (w)

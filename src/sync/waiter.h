@@ -120,4 +120,10 @@ static inline void weft__sync_unpark_list(weft__waiter *list)
 /* Queues a waiter, releases the lock and parks; returns the waker's result. */
 int weft__sync_wait(weft__sync *s, void *data);
 
+/* weft__sync_wait until CLOCK_MONOTONIC deadline_ns: the waker's result,
+ * or WEFT_ETIMEDOUT with the lock held again and the waiter taken off the
+ * queue (the caller fixes what its state says about waiters, then
+ * releases the lock). */
+int weft__sync_wait_until(weft__sync *s, void *data, int64_t deadline_ns);
+
 #endif
