@@ -1,6 +1,6 @@
 /* An experiment program like the one in the seed student's report
- * (shared/reference/seed-systems.md 2.4), written in the seed's style and
- * built with only -I include/weft/compat:
+ * (seed 003 in the README's section "Where weft came from: the seeds"),
+ * written in the seed's style and built with only -I include/weft/compat:
  *
  *   ./experiment nthreads alg maxcount yieldperiod exitperiod cancelperiod [print]
  *

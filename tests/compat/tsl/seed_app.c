@@ -1,10 +1,11 @@
 /* The seed's sample program (app.c of the TSL assignment), rewritten here
- * in its style from the description in shared/reference/seed-systems.md
- * 2.2: main creates numofthreads-1 threads running foo, joins them one by
- * one and ends with tsl_exit(); each thread counts to MAXCOUNT, printing
- * every count and yielding every YIELDPERIOD counts. Built with only
- * -I include/weft/compat, as a seed program would be; the messages keep
- * the seed's spelling ("thead", "tlib_exit"). */
+ * in its style from its documented behaviour (seed 003 in the README's
+ * section "Where weft came from: the seeds"): main creates numofthreads-1
+ * threads running foo, joins them one by one and ends with tsl_exit();
+ * each thread counts to MAXCOUNT, printing every count and yielding every
+ * YIELDPERIOD counts. Built with only -I include/weft/compat, as a seed
+ * program would be; the messages keep the seed's spelling ("thead",
+ * "tlib_exit"). */
 #include "tsl.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 /* The seed scheduler's heap.h (CMPE108C project/sched), rewritten here
- * from the description in shared/reference/seed-systems.md 1.2: the
- * priority queue's types and functions. The programs do not call these;
- * sched.h needs the type. libweft-sched.a does not provide them. */
+ * from its documented interface (seed 000 in the README's section "Where
+ * weft came from: the seeds"): the priority queue's types and functions.
+ * The programs do not call these; sched.h needs the type. libweft-sched.a
+ * does not provide them. */
 #ifndef __HEAP_H__
 #define __HEAP_H__
 

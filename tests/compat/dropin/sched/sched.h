@@ -1,9 +1,10 @@
 /* The seed scheduler's sched.h (CMPE108C project/sched), rewritten here
- * from the description in shared/reference/seed-systems.md 1.2: its own
- * task_t and sched_t layouts and the five functions, nothing of weft. The
- * seed's programs find it with -I ../sched (it shadows the system
- * <sched.h>, as the seed's did). The drop-in tests copy it to sched/ next
- * to sudoku/ and link libweft-sched.a in place of the seed's libsched.a. */
+ * from its documented interface (seed 000 in the README's section "Where
+ * weft came from: the seeds"): its own task_t and sched_t layouts and the
+ * five functions, nothing of weft. The seed's programs find it with
+ * -I ../sched (it shadows the system <sched.h>, as the seed's did). The
+ * drop-in tests copy it to sched/ next to sudoku/ and link libweft-sched.a
+ * in place of the seed's libsched.a. */
 #ifndef __SCHED_H__
 #define __SCHED_H__
 

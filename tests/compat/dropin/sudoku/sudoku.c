@@ -1,8 +1,8 @@
 /* The seed's sudoku validator (CMPE108C project/sudoku) in its authors'
- * style, rewritten here from the description in
- * shared/reference/seed-systems.md 1.4: one hard-coded grid, indexed
- * [col][row]; 11 tasks (9 boxes, all rows, all columns) posted held with
- * priority 1 and run by one sched_execute; the grid, then "Valid sudoku
+ * style, rewritten here from its documented behaviour (seed 000 in the
+ * README's section "Where weft came from: the seeds"): one hard-coded
+ * grid, indexed [col][row]; 11 tasks (9 boxes, all rows, all columns)
+ * posted held with priority 1 and run by one sched_execute; the grid, then "Valid sudoku
  * map." or "Invalid sudoku map.". As in the seed, what sched_init returns
  * is not looked at. Built unmodified by tests/compat/dropin two ways
  * (docs/compat.md): with the seed's own sched.h (-I ../sched) and

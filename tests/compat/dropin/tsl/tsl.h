@@ -1,9 +1,10 @@
 /* The seed's tsl.h as a student's project keeps it (Bilkent CS342 Spring
- * 2024, project 2), rewritten here from the description in
- * shared/reference/seed-systems.md 2.1: the constants and the seven
- * prototypes, nothing of weft. The drop-in tests (tests/compat/dropin)
- * copy it next to the seed's app.c and link libweft-tsl.a, as a student
- * who replaces only the library in the Makefile would. */
+ * 2024, project 2), rewritten here from its documented interface (seed
+ * 003 in the README's section "Where weft came from: the seeds"): the
+ * constants and the seven prototypes, nothing of weft. The drop-in tests
+ * (tests/compat/dropin) copy it next to the seed's app.c and link
+ * libweft-tsl.a, as a student who replaces only the library in the
+ * Makefile would. */
 #ifndef _TSL_H_
 #define _TSL_H_
 

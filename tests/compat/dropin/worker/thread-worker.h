@@ -1,11 +1,12 @@
 /* A student's thread-worker.h (Rutgers CS416 project 2, Fall 2024
- * skeleton, filled in), rewritten here from the description in
- * shared/reference/seed-systems.md 3.1: the skeleton's prototypes and
- * pthread renaming, with a TCB and a worker_mutex_t of the student's own,
- * nothing of weft. Its worker_mutex_t is a few bytes, smaller than weft's
- * mutex, as a student's would be: libweft-worker.a must not write into it.
- * The drop-in tests copy it one level above benchmarks/vector_multiply.c,
- * which includes "../thread-worker.h", and link libweft-worker.a. */
+ * skeleton, filled in), rewritten here from its documented interface
+ * (seed 004 in the README's section "Where weft came from: the seeds"):
+ * the skeleton's prototypes and pthread renaming, with a TCB and a
+ * worker_mutex_t of the student's own, nothing of weft. Its worker_mutex_t
+ * is a few bytes, smaller than weft's mutex, as a student's would be:
+ * libweft-worker.a must not write into it. The drop-in tests copy it one
+ * level above benchmarks/vector_multiply.c, which includes
+ * "../thread-worker.h", and link libweft-worker.a. */
 #ifndef WORKER_T_H
 #define WORKER_T_H
 

@@ -1,6 +1,7 @@
 /* A benchmark of the Rutgers thread-worker project in its authors' style
- * (seed-systems.md 3.4: vector_multiply), as it sits in the project's
- * benchmarks/ directory: <pthread.h> first, then "../thread-worker.h",
+ * (vector_multiply; seed 004 in the README's section "Where weft came
+ * from: the seeds"), as it sits in the project's benchmarks/ directory:
+ * <pthread.h> first, then "../thread-worker.h",
  * pthread_* calls renamed by that header's USE_WORKERS macros, the MLFQ
  * priority call behind #ifdef MLFQ, and the seed's report block. Built
  * unmodified two ways by tests/compat/dropin (docs/compat-worker.md):
