@@ -263,6 +263,57 @@ static void errors(void)
 	assert_int_equal(atomic_load(&calls), 0);
 }
 
+/* [0, SIZE_MAX): the automatic grains must not overflow; bodies only add
+ * up the lengths they get. */
+static _Atomic size_t huge_total;
+static _Atomic long huge_calls;
+
+static void huge_body(size_t lo, size_t hi, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&huge_total, hi - lo);
+	atomic_fetch_add(&huge_calls, 1);
+}
+
+static void len_init(void *acc, void *arg)
+{
+	(void)arg;
+	*(size_t *)acc = 0;
+}
+
+static void len_body(size_t lo, size_t hi, void *acc, void *arg)
+{
+	(void)arg;
+	*(size_t *)acc += hi - lo;
+}
+
+static void len_combine(void *acc, const void *right, void *arg)
+{
+	(void)arg;
+	*(size_t *)acc += *(const size_t *)right;
+}
+
+static void huge_range(void)
+{
+	weft_rt *rt = create(0);
+	long most = 4L * 64 * wt_workers(rt) + 64;
+	size_t grains[] = {0, TOP / 16, TOP};
+	for (size_t g = 0; g < sizeof(grains) / sizeof(grains[0]); g++) {
+		atomic_store(&huge_total, 0);
+		atomic_store(&huge_calls, 0);
+		assert_rc(0, weft_parallel_for(rt, 0, TOP, grains[g], huge_body, NULL));
+		assert_true(atomic_load(&huge_total) == TOP);
+		assert_in_range(atomic_load(&huge_calls), 1, most);
+	}
+	static const weft_reducer r = {sizeof(size_t), len_init, len_body, len_combine};
+	size_t total = 1;
+	assert_rc(0, weft_parallel_reduce(rt, 0, TOP, 0, &r, NULL, &total));
+	assert_true(total == TOP);
+	assert_rc(0, weft_parallel_reduce(rt, 1, TOP, TOP / 3, &r, NULL, &total));
+	assert_true(total == TOP - 1);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 /* ------------------------------------------------------------ nesting */
 
 /* Each index of the outer loop runs an inner loop of c->inner iterations;
@@ -594,6 +645,6 @@ static void reduce_exact(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
-WT_CASES(WT_CASE(for_exactly_once), WT_CASE(for_in_task), WT_CASE(errors), WT_CASE(nested),
-         WT_CASE(holding_mutex), WT_CASE(bounded_queue), WT_CASE(reduce_sum),
+WT_CASES(WT_CASE(for_exactly_once), WT_CASE(for_in_task), WT_CASE(errors), WT_CASE(huge_range),
+         WT_CASE(nested), WT_CASE(holding_mutex), WT_CASE(bounded_queue), WT_CASE(reduce_sum),
          WT_CASE(reduce_exact));

@@ -111,6 +111,12 @@ typedef struct half {
 
 static _Thread_local char thread_mark; /* its address names the thread */
 
+/* n / d rounded up, without overflow near SIZE_MAX. */
+static size_t ceil_div(size_t n, size_t d)
+{
+	return n / d + (n % d != 0);
+}
+
 static size_t mid_of(size_t lo, size_t hi)
 {
 	return lo + (hi - lo) / 2;
@@ -437,7 +443,7 @@ int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain, weft_
 	int levels = MAX_LEVELS;
 	if (grain == 0) {
 		size_t workers = (size_t)rt->cfg.workers, chunks = workers * FOR_FLOOR_CHUNKS;
-		l.grain = (end - begin + chunks - 1) / chunks;
+		l.grain = ceil_div(end - begin, chunks);
 		levels = 1;
 		while (((size_t)1 << levels) < workers)
 			levels++;
@@ -469,7 +475,7 @@ int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain, co
 	l.arg = arg;
 	if (grain == 0) {
 		size_t chunks = (size_t)rt->cfg.workers * REDUCE_CHUNKS_PER_WORKER;
-		l.grain = (end - begin + chunks - 1) / chunks;
+		l.grain = ceil_div(end - begin, chunks);
 	}
 	l.acc_units = (r->size + sizeof(max_align_t) - 1) / sizeof(max_align_t);
 	size_t levels = REDUCE_STACK_BUDGET / (l.acc_units * sizeof(max_align_t));
