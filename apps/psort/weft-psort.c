@@ -62,6 +62,10 @@ static void usage(FILE *out)
 	        "                 (the default)\n"
 	        "  --no-compare   do not\n"
 	        "  --print        print the array before and after, the seed's way\n"
+	        "  --mpi          sort across MPI ranks (run under mpirun): each rank\n"
+	        "                 generates its share of the N ints, sorts it with tasks,\n"
+	        "                 exchanges by sampled splitters (MPI_Alltoallv) and merges;\n"
+	        "                 order and checksum are verified across the ranks\n"
 	        "  -h, --help     show this help\n"
 	        "  --version      print the version and exit\n"
 	        "OUT is opened (created or emptied) before the work starts: an unwritable\n"
@@ -121,6 +125,7 @@ typedef struct job {
 	size_t lo, hi;        /* slice [lo, hi) of the array (generate, verify, sort) */
 	size_t m, n;          /* merge: run lengths */
 	size_t d0, d1;        /* merge: output range of this piece */
+	size_t base;          /* generate: global index of a[0] (--mpi: the rank's offset) */
 	uint64_t seed;
 	uint64_t sum;     /* checksum of the slice */
 	bool unsorted;    /* verify: found a pair out of order */
@@ -139,8 +144,9 @@ static void generate_job(void *arg)
 	job_t *j = arg;
 	uint64_t sum = 0;
 	for (size_t i = j->lo; i < j->hi; i++) {
-		int32_t v =
-		        (int32_t)(uint32_t)(mix64(j->seed + 0x9e3779b97f4a7c15ull * (i + 1)) >> 32);
+		int32_t v = (int32_t)(uint32_t)(mix64(j->seed +
+		                                      0x9e3779b97f4a7c15ull * (j->base + i + 1)) >>
+		                                32);
 		j->a[i] = v;
 		sum += psort_hash(v);
 	}
@@ -197,6 +203,8 @@ typedef struct sorter {
 	int rounds;
 } sorter_t;
 
+static int32_t *merge_runs(sorter_t *s, runner_t *r, int32_t *src, int32_t *dst, size_t k);
+
 /* Sorts a[0..n) using tmp; returns the array that holds the result (a or
  * tmp), or NULL if a task could not be posted. */
 static int32_t *psort(sorter_t *s, runner_t *r, int32_t *a, int32_t *tmp)
@@ -212,9 +220,18 @@ static int32_t *psort(sorter_t *s, runner_t *r, int32_t *a, int32_t *tmp)
 	if (finish(r) != 0)
 		return NULL;
 	double t1 = cli_now_ms();
+	int32_t *res = merge_runs(s, r, a, tmp, k);
+	s->t_parts = t1 - t0;
+	s->t_merge = cli_now_ms() - t1;
+	return res;
+}
 
-	/* Merge rounds: runs [bounds[i], bounds[i+1]) merged pairwise. */
-	int32_t *src = a, *dst = tmp;
+/* Merges the k sorted runs [bounds[i], bounds[i+1]) of src[0..n) in rounds,
+ * using dst as scratch; returns the array that holds the result (src or
+ * dst), or NULL if a task could not be posted. */
+static int32_t *merge_runs(sorter_t *s, runner_t *r, int32_t *src, int32_t *dst, size_t k)
+{
+	size_t n = s->n;
 	size_t runs = k;
 	s->rounds = 0;
 	while (runs > 1) {
@@ -263,9 +280,6 @@ static int32_t *psort(sorter_t *s, runner_t *r, int32_t *a, int32_t *tmp)
 		dst = t;
 		s->rounds++;
 	}
-	double t2 = cli_now_ms();
-	s->t_parts = t1 - t0;
-	s->t_merge = t2 - t1;
 	return src;
 }
 
@@ -418,13 +432,297 @@ static int cmp_int(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* ------------------------------------------------------------ --mpi */
+
+#ifdef WEFT_HAVE_MPI
+#include <weft/mpi.h>
+
+#define SAMPLES_PER_RANK 64 /* splitter candidates each rank contributes, per rank */
+
+/* First index of sorted a[0..n) whose value is >= v. */
+static size_t lower_bound(const int32_t *a, size_t n, int32_t v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cmp_int(const void *x, const void *y);
+
+#define MPI_TRY(call)                                   \
+	do {                                            \
+		if (weft_mpi_error((call), #call) != 0) \
+			goto out;                       \
+	} while (0)
+
+/* The distributed sort: each rank generates its share of the same N ints
+ * (element i is the one a single process would generate at i), sorts it
+ * with the tasks above, picks size-1 splitters from an all-gathered regular
+ * sample, exchanges with MPI_Ialltoallv (waited for with weft_mpi_wait),
+ * merges the size runs it received with the same merge rounds, and verifies
+ * local order, the order across rank boundaries and a checksum summed over
+ * the ranks. Rank 0 prints; times are the slowest rank's. */
+static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_t seed)
+{
+	weft_rt *rt;
+	int err = weft_rt_create(&rt, NULL);
+	if (err) {
+		fprintf(stderr, "%s: cannot start the weft runtime: %s\n", prog,
+		        weft_strerror(err));
+		return 2;
+	}
+	int provided;
+	if (weft_mpi_init(argc, argv, rt, &provided) != 0) {
+		weft_rt_destroy(rt);
+		return 2;
+	}
+	int rank = 0, size = 1, status = 2;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	weft_config cfg;
+	weft_rt_config(rt, &cfg);
+
+	size_t lo =
+	        n / (size_t)size * (size_t)rank + n % (size_t)size * (size_t)rank / (size_t)size;
+	size_t hi = n / (size_t)size * (size_t)(rank + 1) +
+	            n % (size_t)size * (size_t)(rank + 1) / (size_t)size;
+	size_t nl = hi - lo, parts = parts_arg;
+	if (parts == 0)
+		for (parts = 2; parts < (size_t)cfg.workers && parts < MAX_PARTS;)
+			parts *= 2;
+	if (parts > nl)
+		parts = nl ? nl : 1;
+	size_t runs_max = parts > (size_t)size ? parts : (size_t)size;
+	sorter_t s = {.n = nl, .parts = parts};
+	s.pieces = 4 * (size_t)cfg.workers < 16 ? 16 : 4 * (size_t)cfg.workers;
+	size_t max_jobs = s.pieces + 2 * runs_max + 64 < 256 ? 256 : s.pieces + 2 * runs_max + 64;
+	s.jobs = calloc(max_jobs, sizeof(*s.jobs));
+	s.bounds = calloc(runs_max + 1, sizeof(*s.bounds));
+	runner_t r = {.rt = rt, .cap = max_jobs};
+	r.tasks = calloc(max_jobs, sizeof(*r.tasks));
+	weft_group_init(&r.g);
+	int32_t *a = malloc((nl ? nl : 1) * sizeof(*a)),
+	        *tmp = malloc((nl ? nl : 1) * sizeof(*tmp));
+	int32_t *recv = NULL, *recv_tmp = NULL, *samples = NULL, *all_samples = NULL;
+	int *scount = calloc((size_t)size, sizeof(int)),
+	    *sdispl = calloc((size_t)size, sizeof(int));
+	int *rcount = calloc((size_t)size, sizeof(int)),
+	    *rdispl = calloc((size_t)size, sizeof(int));
+	int bad = !s.jobs || !s.bounds || !r.tasks || !a || !tmp || !scount || !sdispl || !rcount ||
+	          !rdispl;
+	int any_bad = 0;
+	MPI_TRY(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+	if (any_bad) {
+		if (bad)
+			fprintf(stderr, "%s: rank %d: out of memory for %zu ints\n", prog, rank,
+			        nl);
+		goto out;
+	}
+	if (rank == 0)
+		printf("%s: %zu ints over %d ranks, %zu parts per rank, model %s, %d workers per "
+		       "rank, %s\n",
+		       prog, n, size, parts, weft_model_name(cfg.model), cfg.workers,
+		       provided >= MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
+		       : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+		                                           : "MPI below SERIALIZED");
+
+	/* 1. generate this rank's share */
+	MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
+	double t0 = cli_now_ms();
+	size_t ns = slices(nl, 4 * (size_t)cfg.workers < 64 ? 64 : 4 * (size_t)cfg.workers);
+	for (size_t i = 0; i < ns; i++) {
+		s.jobs[i] = (job_t){.a = a,
+		                    .lo = nl / ns * i + nl % ns * i / ns,
+		                    .hi = nl / ns * (i + 1) + nl % ns * (i + 1) / ns,
+		                    .base = lo,
+		                    .seed = seed};
+		run(&r, generate_job, &s.jobs[i]);
+	}
+	if (finish(&r) != 0)
+		goto out;
+	uint64_t before = 0;
+	for (size_t i = 0; i < ns; i++)
+		before += s.jobs[i].sum;
+	double t1 = cli_now_ms();
+
+	/* 2. sort locally */
+	int32_t *sorted = nl ? psort(&s, &r, a, tmp) : a;
+	if (!sorted)
+		goto out;
+	double t2 = cli_now_ms();
+
+	/* 3. splitters from a regular sample of every rank's sorted share */
+	int per = SAMPLES_PER_RANK * size;
+	samples = malloc((size_t)per * sizeof(*samples));
+	all_samples = malloc((size_t)per * (size_t)size * sizeof(*all_samples));
+	if (!samples || !all_samples) {
+		fprintf(stderr, "%s: rank %d: out of memory for the samples\n", prog, rank);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	for (int i = 0; i < per; i++) /* an empty share samples INT32_MAX: harmless */
+		samples[i] = nl ? sorted[(size_t)i * nl / (size_t)per] : INT32_MAX;
+	MPI_TRY(MPI_Allgather(samples, per, MPI_INT32_T, all_samples, per, MPI_INT32_T,
+	                      MPI_COMM_WORLD));
+	qsort(all_samples, (size_t)per * (size_t)size, sizeof(int32_t), cmp_int);
+	/* Rank j receives the values in [splitter j-1, splitter j). */
+	size_t prev = 0;
+	for (int j = 0; j < size; j++) {
+		size_t cut = j + 1 < size ? lower_bound(sorted, nl,
+		                                        all_samples[(size_t)(j + 1) * (size_t)per])
+		                          : nl;
+		if (cut < prev)
+			cut = prev;
+		scount[j] = (int)(cut - prev);
+		sdispl[j] = (int)prev;
+		prev = cut;
+	}
+	MPI_TRY(MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD));
+	size_t nr = 0;
+	for (int j = 0; j < size; j++) {
+		if (nr + (size_t)rcount[j] > INT32_MAX) {
+			fprintf(stderr, "%s: rank %d would receive more than 2^31 ints\n", prog,
+			        rank);
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		rdispl[j] = (int)nr;
+		nr += (size_t)rcount[j];
+	}
+	recv = malloc((nr ? nr : 1) * sizeof(*recv));
+	recv_tmp = malloc((nr ? nr : 1) * sizeof(*recv_tmp));
+	if (!recv || !recv_tmp) {
+		fprintf(stderr, "%s: rank %d: out of memory for %zu received ints\n", prog, rank,
+		        nr);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	MPI_Request req;
+	MPI_TRY(MPI_Ialltoallv(sorted, scount, sdispl, MPI_INT32_T, recv, rcount, rdispl,
+	                       MPI_INT32_T, MPI_COMM_WORLD, &req));
+	if (weft_mpi_wait(&req, MPI_STATUS_IGNORE) != 0)
+		goto out;
+	double t3 = cli_now_ms();
+
+	/* 4. merge the size runs received */
+	s.n = nr;
+	for (int j = 0; j < size; j++)
+		s.bounds[j] = (size_t)rdispl[j];
+	s.bounds[size] = nr;
+	int32_t *result = merge_runs(&s, &r, recv, recv_tmp, (size_t)size);
+	if (!result)
+		goto out;
+	double t4 = cli_now_ms();
+
+	/* 5. verify: local order and checksum, then across ranks */
+	size_t nv = slices(nr, 4 * (size_t)cfg.workers < 64 ? 64 : 4 * (size_t)cfg.workers);
+	for (size_t i = 0; i < nv && nr; i++) {
+		s.jobs[i] = (job_t){.a = result,
+		                    .lo = nr / nv * i + nr % nv * i / nv,
+		                    .hi = nr / nv * (i + 1) + nr % nv * (i + 1) / nv};
+		run(&r, verify_job, &s.jobs[i]);
+	}
+	if (finish(&r) != 0)
+		goto out;
+	uint64_t after = 0;
+	int local_ok = 1;
+	for (size_t i = 0; i < nv && nr; i++) {
+		after += s.jobs[i].sum;
+		if (s.jobs[i].unsorted && local_ok) {
+			fprintf(stderr, "%s: rank %d: NOT SORTED at local index %zu\n", prog, rank,
+			        s.jobs[i].first_bad);
+			local_ok = 0;
+		}
+	}
+	/* edges: (count, first, last) of every rank */
+	int64_t edge[3] = {(int64_t)nr, nr ? result[0] : 0, nr ? result[nr - 1] : 0};
+	int64_t *edges = malloc(3 * (size_t)size * sizeof(*edges));
+	if (!edges)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	MPI_TRY(MPI_Allgather(edge, 3, MPI_INT64_T, edges, 3, MPI_INT64_T, MPI_COMM_WORLD));
+	uint64_t sums[2] = {before, after}, total_sums[2];
+	MPI_TRY(MPI_Allreduce(sums, total_sums, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD));
+	int all_ok = 0;
+	MPI_TRY(MPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+	double times[4] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3}, tmax[4];
+	MPI_TRY(MPI_Reduce(times, tmax, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+	size_t min_n = SIZE_MAX, max_n = 0;
+	if (rank == 0) {
+		int64_t last = INT64_MIN, count = 0;
+		for (int j = 0; j < size; j++) {
+			int64_t c = edges[3 * j], first = edges[3 * j + 1], l = edges[3 * j + 2];
+			count += c;
+			min_n = (size_t)c < min_n ? (size_t)c : min_n;
+			max_n = (size_t)c > max_n ? (size_t)c : max_n;
+			if (!c)
+				continue;
+			if (first < last) {
+				fprintf(stderr,
+				        "%s: NOT SORTED across ranks %d and the one before\n", prog,
+				        j);
+				all_ok = 0;
+			}
+			last = l;
+		}
+		if ((size_t)count != n) {
+			fprintf(stderr, "%s: %" PRId64 " ints after the exchange, not %zu\n", prog,
+			        count, n);
+			all_ok = 0;
+		}
+		if (total_sums[0] != total_sums[1]) {
+			fprintf(stderr,
+			        "%s: the ranks do not hold the same ints (checksum %016" PRIx64
+			        " before, %016" PRIx64 " after)\n",
+			        prog, total_sums[0], total_sums[1]);
+			all_ok = 0;
+		}
+	}
+	free(edges);
+	MPI_TRY(MPI_Bcast(&all_ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
+	if (rank == 0) {
+		printf("generate: %.1f ms\n", tmax[0]);
+		printf("sort: %.1f ms (local sort %.1f ms, splitters and exchange %.1f ms, merge "
+		       "%.1f ms)\n",
+		       tmax[1] + tmax[2] + tmax[3], tmax[1], tmax[2], tmax[3]);
+		if (all_ok)
+			printf("verify: ok (sorted across %d ranks, %zu..%zu ints per rank, "
+			       "checksum "
+			       "%016" PRIx64 ")\n",
+			       size, min_n, max_n, total_sums[1]);
+	}
+	status = all_ok ? 0 : 1;
+out:
+	weft_rt_destroy(rt);
+	free(r.tasks);
+	free(s.jobs);
+	free(s.bounds);
+	free(a);
+	free(tmp);
+	free(recv);
+	free(recv_tmp);
+	free(samples);
+	free(all_samples);
+	free(scount);
+	free(sdispl);
+	free(rcount);
+	free(rdispl);
+	if (status == 2)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	weft_mpi_finalize();
+	return status;
+}
+#endif
+
 /* ------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
 {
 	unsigned long long n_arg = 1000000, parts = 0, seed = 1;
 	const char *file = NULL, *output = NULL, *n_str = NULL;
-	bool compare = true, print = false;
+	bool compare = true, print = false, mpi = false, compare_set = false;
 
 	enum {
 		OPT_VERSION = 256,
@@ -434,7 +732,8 @@ int main(int argc, char **argv)
 		OPT_OUTPUT,
 		OPT_COMPARE,
 		OPT_NO_COMPARE,
-		OPT_PRINT
+		OPT_PRINT,
+		OPT_MPI
 	};
 	static const struct option longopts[] = {
 	        {"help", no_argument, NULL, 'h'},
@@ -446,6 +745,7 @@ int main(int argc, char **argv)
 	        {"compare", no_argument, NULL, OPT_COMPARE},
 	        {"no-compare", no_argument, NULL, OPT_NO_COMPARE},
 	        {"print", no_argument, NULL, OPT_PRINT},
+	        {"mpi", no_argument, NULL, OPT_MPI},
 	        {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -479,12 +779,16 @@ int main(int argc, char **argv)
 			break;
 		case OPT_COMPARE:
 			compare = true;
+			compare_set = true;
 			break;
 		case OPT_NO_COMPARE:
 			compare = false;
 			break;
 		case OPT_PRINT:
 			print = true;
+			break;
+		case OPT_MPI:
+			mpi = true;
 			break;
 		default:
 			cli_option_error(prog, c, argv, longopts);
@@ -507,6 +811,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: invalid number of ints '%s' (want 1..%llu)\n", prog, n_str,
 		        MAX_N);
 		return 2;
+	}
+
+	if (mpi) {
+		if (file || output || print || compare_set) {
+			fprintf(stderr,
+			        "%s: --mpi generates the ints on every rank: it takes no "
+			        "--file, --output, --print or --compare\n",
+			        prog);
+			return 2;
+		}
+#ifdef WEFT_HAVE_MPI
+		return mpi_main(&argc, &argv, (size_t)n_arg, (size_t)parts, seed);
+#else
+		fprintf(stderr,
+		        "%s: --mpi is unavailable: weft was built without MPI "
+		        "(Debian: libopenmpi-dev openmpi-bin, then configure again)\n",
+		        prog);
+		return 2;
+#endif
 	}
 
 	int32_t *a = NULL, *tmp = NULL, *orig = NULL;
