@@ -10,9 +10,9 @@
  *
  * While a task is held it is in no ready queue, so the fields a queue
  * would use hold its place here instead: seq_ its heap index, quanta_ the
- * arming order among equal deadlines (or the predecessors still running),
- * posted_ns_ its deadline, fiber_ its runtime tagged as delayed (what
- * weft_cancel needs to take it out). All are reset before it is queued. */
+ * predecessors still running, fiber_ its runtime tagged as delayed (what
+ * weft_cancel needs to take it out), next_ the batch the timer thread
+ * releases. All are reset before it is queued. */
 #include <limits.h>
 #include <string.h>
 #include <time.h>
@@ -25,9 +25,18 @@
 
 #define DELAYED_TAG ((uintptr_t)1)
 
+/* A heap entry carries its keys, so that ordering never reads the tasks
+ * (scattered in memory: a cache miss each); only a move writes the task's
+ * index. */
+typedef struct held {
+	int64_t due;
+	uint32_t armed; /* arming order among equal deadlines */
+	weft_task *t;
+} held;
+
 typedef struct weft__delays {
 	pthread_mutex_t lock;
-	weft_task **heap; /* min-heap on (deadline, arming order) */
+	held *heap; /* min-heap on (due, armed) */
 	size_t len, cap;
 	uint32_t armed; /* arming order of the next delayed post */
 	bool stop, started;
@@ -91,55 +100,54 @@ static void release_held(weft_rt *rt, weft_task *t)
 
 /* ------------------------------------------------------------ the heap */
 
-static bool earlier(const weft_task *a, const weft_task *b)
+static bool earlier(const held *a, const held *b)
 {
-	return a->posted_ns_ < b->posted_ns_ ||
-	       (a->posted_ns_ == b->posted_ns_ && (int32_t)(a->quanta_ - b->quanta_) < 0);
+	return a->due < b->due || (a->due == b->due && (int32_t)(a->armed - b->armed) < 0);
 }
 
-static void place(weft__delays *d, size_t i, weft_task *t)
+static void place(weft__delays *d, size_t i, held h)
 {
-	d->heap[i] = t;
-	t->seq_ = i;
+	d->heap[i] = h;
+	h.t->seq_ = i;
 }
 
 static void sift_up(weft__delays *d, size_t i)
 {
-	weft_task *t = d->heap[i];
+	held h = d->heap[i];
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!earlier(t, d->heap[parent]))
+		if (!earlier(&h, &d->heap[parent]))
 			break;
 		place(d, i, d->heap[parent]);
 		i = parent;
 	}
-	place(d, i, t);
+	place(d, i, h);
 }
 
 static void sift_down(weft__delays *d, size_t i)
 {
-	weft_task *t = d->heap[i];
+	held h = d->heap[i];
 	for (;;) {
 		size_t child = 2 * i + 1;
 		if (child >= d->len)
 			break;
-		if (child + 1 < d->len && earlier(d->heap[child + 1], d->heap[child]))
+		if (child + 1 < d->len && earlier(&d->heap[child + 1], &d->heap[child]))
 			child++;
-		if (!earlier(d->heap[child], t))
+		if (!earlier(&d->heap[child], &h))
 			break;
 		place(d, i, d->heap[child]);
 		i = child;
 	}
-	place(d, i, t);
+	place(d, i, h);
 }
 
 static void remove_at(weft__delays *d, size_t i)
 {
-	weft_task *last = d->heap[--d->len];
+	held last = d->heap[--d->len];
 	if (i == d->len)
 		return;
-	place(d, i, last);
-	if (i > 0 && earlier(last, d->heap[(i - 1) / 2]))
+	d->heap[i] = last;
+	if (i > 0 && earlier(&last, &d->heap[(i - 1) / 2]))
 		sift_up(d, i);
 	else
 		sift_down(d, i);
@@ -147,25 +155,35 @@ static void remove_at(weft__delays *d, size_t i)
 
 /* ------------------------------------------------------------ the timer thread */
 
+/* Pops every due task (linked through next_, in deadline order) in one
+ * hold of the lock, then queues them outside it. */
 static void *timer_main(void *arg)
 {
 	weft_rt *rt = arg;
 	weft__delays *d = rt->delays;
 	pthread_mutex_lock(&d->lock);
 	while (!d->stop) {
-		int64_t wait = -1;
-		if (d->len > 0) {
-			weft_task *t = d->heap[0];
-			int64_t now = clock_ns();
-			if (t->posted_ns_ <= now) {
-				remove_at(d, 0);
-				pthread_mutex_unlock(&d->lock);
-				release_held(rt, t);
-				pthread_mutex_lock(&d->lock);
-				continue;
-			}
-			wait = t->posted_ns_ - now;
+		int64_t now = clock_ns(), wait = -1;
+		weft_task *due = NULL, **tail = &due;
+		while (d->len > 0 && d->heap[0].due <= now) {
+			weft_task *t = d->heap[0].t;
+			remove_at(d, 0);
+			t->next_ = NULL;
+			*tail = t;
+			tail = &t->next_;
 		}
+		if (due) {
+			pthread_mutex_unlock(&d->lock);
+			while (due) {
+				weft_task *next = due->next_;
+				release_held(rt, due);
+				due = next;
+			}
+			pthread_mutex_lock(&d->lock);
+			continue;
+		}
+		if (d->len > 0)
+			wait = d->heap[0].due - now;
 		uint32_t seq = atomic_load(&d->seq);
 		pthread_mutex_unlock(&d->lock);
 		weft__futex_wait(&d->seq, seq, wait);
@@ -214,7 +232,7 @@ int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns)
 	}
 	if (d->len == d->cap) {
 		size_t cap = d->cap ? 2 * d->cap : 64;
-		weft_task **heap = weft__alloc(cap * sizeof(*heap));
+		held *heap = weft__alloc(cap * sizeof(*heap));
 		if (!heap) {
 			pthread_mutex_unlock(&d->lock);
 			return WEFT_ENOMEM;
@@ -226,13 +244,11 @@ int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns)
 		d->heap = heap;
 		d->cap = cap;
 	}
-	t->posted_ns_ = deadline_ns;
-	t->quanta_ = d->armed++;
 	atomic_store_explicit((_Atomic(void *) *)&t->fiber_, (void *)((uintptr_t)rt | DELAYED_TAG),
 	                      memory_order_relaxed);
-	place(d, d->len++, t);
+	place(d, d->len++, (held){deadline_ns, d->armed++, t});
 	sift_up(d, d->len - 1);
-	if (d->heap[0] == t) {
+	if (d->heap[0].t == t) {
 		atomic_fetch_add(&d->seq, 1);
 		weft__futex_wake(&d->seq, 1);
 	}
@@ -249,11 +265,11 @@ void weft__deferred_cancel(weft_task *t)
 	weft_rt *rt = (weft_rt *)(tagged & ~DELAYED_TAG);
 	weft__delays *d = atomic_load(&rt->delays);
 	pthread_mutex_lock(&d->lock);
-	bool held = t->seq_ < d->len && d->heap[t->seq_] == t;
-	if (held)
+	bool here = t->seq_ < d->len && d->heap[t->seq_].t == t;
+	if (here)
 		remove_at(d, t->seq_);
 	pthread_mutex_unlock(&d->lock);
-	if (held) /* else the timer thread took it and cancels it itself */
+	if (here) /* else the timer thread took it and cancels it itself */
 		cancel_held(rt, t);
 }
 
@@ -264,7 +280,7 @@ void weft__deferred_cancel_all(weft_rt *rt)
 		return;
 	pthread_mutex_lock(&d->lock);
 	while (d->len > 0) {
-		weft_task *t = d->heap[0];
+		weft_task *t = d->heap[0].t;
 		remove_at(d, 0);
 		pthread_mutex_unlock(&d->lock);
 		cancel_held(rt, t);

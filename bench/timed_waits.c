@@ -1,0 +1,220 @@
+/* How late a timed wait returns WEFT_ETIMEDOUT, and how punctual delayed
+ * posts are, on every model, in one run.
+ *
+ *   timed_waits [--reps N] [--delayed N] [--timeout-us U] [--workers W]
+ *
+ * For each model: a task and a plain thread each wait with a deadline
+ * timeout-us ahead, reps times, on a task that never finishes in time
+ * (weft_wait_until), its group (weft_group_wait_until) and an empty
+ * channel (weft_chan_recv_until); the lateness (return time - deadline) is
+ * reported as median and maximum. Then `delayed` tasks are posted with
+ * weft_post_at at random deadlines over 50 ms: how many ran early (must be
+ * 0), how many out of deadline order at 1 worker, and the median and
+ * maximum lateness of their start. */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <weft/weft.h>
+
+static int reps = 200, delayed_n = 100000, workers = 2;
+static int64_t timeout_ns = 1000000;
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void report(const char *model, const char *what, int64_t *late, int n)
+{
+	qsort(late, (size_t)n, sizeof(*late), cmp_i64);
+	printf("%-8s %-28s median %8.1f us  max %8.1f us\n", model, what, (double)late[n / 2] / 1e3,
+	       (double)late[n - 1] / 1e3);
+}
+
+static _Atomic int release_blocker;
+
+static void blocker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&release_blocker))
+		weft_sleep_ns(1000000);
+}
+
+typedef struct probe {
+	weft_task *target;
+	weft_group *group;
+	weft_chan *chan;
+	int64_t *late;
+} probe;
+
+/* reps timed waits of each kind; lateness into late[0 .. 3*reps). */
+static void measure(void *arg)
+{
+	probe *p = arg;
+	for (int i = 0; i < reps; i++) {
+		int64_t d = weft_clock_ns() + timeout_ns;
+		int rc = weft_wait_until(p->target, d);
+		p->late[i] = weft_clock_ns() - d;
+		d = weft_clock_ns() + timeout_ns;
+		int rc2 = weft_group_wait_until(p->group, d);
+		p->late[reps + i] = weft_clock_ns() - d;
+		int v;
+		d = weft_clock_ns() + timeout_ns;
+		int rc3 = weft_chan_recv_until(p->chan, &v, d);
+		p->late[2 * reps + i] = weft_clock_ns() - d;
+		if (rc != WEFT_ETIMEDOUT || rc2 != WEFT_ETIMEDOUT || rc3 != WEFT_ETIMEDOUT) {
+			fprintf(stderr, "timed_waits: a wait did not time out (%s, %s, %s)\n",
+			        weft_err_name(rc), weft_err_name(rc2), weft_err_name(rc3));
+			exit(1);
+		}
+	}
+}
+
+static void *measure_thread(void *arg)
+{
+	measure(arg);
+	return NULL;
+}
+
+typedef struct delayed {
+	weft_task task;
+	int64_t due, ran;
+	long order;
+} delayed;
+
+static _Atomic long started;
+
+static void record(void *arg)
+{
+	delayed *d = arg;
+	d->ran = weft_clock_ns();
+	d->order = atomic_fetch_add(&started, 1);
+}
+
+static int by_order(const void *a, const void *b)
+{
+	const delayed *x = a, *y = b;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+static int run_model(weft_model model)
+{
+	const char *name = weft_model_name(model);
+	weft_config cfg;
+	weft_config_init(&cfg);
+	cfg.model = model;
+	cfg.workers = workers;
+	weft_rt *rt;
+	int rc = weft_rt_create(&rt, &cfg);
+	if (rc) {
+		fprintf(stderr, "timed_waits: %s: %s\n", name, weft_strerror(rc));
+		return 1;
+	}
+	atomic_store(&release_blocker, 0);
+	weft_task block;
+	weft_group g;
+	weft_group_init(&g);
+	weft_task_init(&block, blocker, NULL);
+	weft_post_in(rt, &g, &block);
+	weft_chan ch;
+	weft_chan_init(&ch, sizeof(int), 0, NULL);
+	int64_t *late = malloc(sizeof(int64_t) * 3 * (size_t)reps * 2);
+	probe in_task = {&block, &g, &ch, late};
+	probe in_thread = {&block, &g, &ch, late + 3 * reps};
+	weft_task t;
+	weft_task_init(&t, measure, &in_task);
+	weft_post(rt, &t);
+	pthread_t th;
+	pthread_create(&th, NULL, measure_thread, &in_thread);
+	weft_wait(&t);
+	pthread_join(th, NULL);
+	static const char *what[] = {"wait_until", "group_wait_until", "chan_recv_until"};
+	char label[64];
+	for (int k = 0; k < 3; k++) {
+		snprintf(label, sizeof(label), "%s (task)", what[k]);
+		report(name, label, in_task.late + k * reps, reps);
+		snprintf(label, sizeof(label), "%s (thread)", what[k]);
+		report(name, label, in_thread.late + k * reps, reps);
+	}
+	atomic_store(&release_blocker, 1);
+	weft_wait_all(rt);
+	free(late);
+
+	int n = model == WEFT_MODEL_SPAWN && delayed_n > 5000 ? 5000 : delayed_n;
+	delayed *d = calloc((size_t)n, sizeof(*d));
+	atomic_store(&started, 0);
+	uint64_t x = 88172645463325252ull;
+	int64_t base = weft_clock_ns() + 500000000;
+	for (int i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		d[i].due = base + (int64_t)(x % 50000000);
+		weft_task_init(&d[i].task, record, &d[i]);
+		if ((rc = weft_post_at(rt, NULL, &d[i].task, d[i].due)) != 0) {
+			fprintf(stderr, "timed_waits: weft_post_at: %s\n", weft_strerror(rc));
+			return 1;
+		}
+	}
+	bool all_in = weft_clock_ns() < base;
+	weft_wait_all(rt);
+	long early = 0, disorder = 0;
+	int64_t *lat = malloc(sizeof(int64_t) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		early += d[i].ran < d[i].due;
+		lat[i] = d[i].ran - d[i].due;
+	}
+	qsort(d, (size_t)n, sizeof(*d), by_order);
+	for (int i = 1; i < n; i++)
+		disorder += d[i].due < d[i - 1].due;
+	snprintf(label, sizeof(label), "%d delayed posts", n);
+	report(name, label, lat, n);
+	printf("%-8s %-28s %ld early, %ld started out of deadline order%s\n", name, "", early,
+	       disorder,
+	       all_in ? (workers == 1 ? "" : " (several workers)") : " (posting overran)");
+	free(lat);
+	free(d);
+	weft_rt_destroy(rt);
+	return early != 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {{"reps", required_argument, NULL, 'r'},
+	                                     {"delayed", required_argument, NULL, 'd'},
+	                                     {"timeout-us", required_argument, NULL, 't'},
+	                                     {"workers", required_argument, NULL, 'w'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "r:d:t:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 'd':
+			delayed_n = atoi(optarg);
+			break;
+		case 't':
+			timeout_ns = (int64_t)atoi(optarg) * 1000;
+			break;
+		case 'w':
+			workers = atoi(optarg);
+			break;
+		default:
+			printf("usage: timed_waits [--reps N] [--delayed N] [--timeout-us U] "
+			       "[--workers W]\n");
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (reps < 1 || delayed_n < 2 || timeout_ns < 0 || workers < 1) {
+		fprintf(stderr, "timed_waits: bad argument\n");
+		return 2;
+	}
+	int failed = 0;
+	for (int m = 0; m < WEFT_MODEL_COUNT_; m++)
+		failed |= run_model((weft_model)m);
+	return failed;
+}
