@@ -26,6 +26,7 @@
  * error. */
 #include <errno.h>
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,6 +58,9 @@ static void usage(FILE *out)
 	        "  --samples K    entries checked against a naive product (default 1000)\n"
 	        "  --check-all    check every entry (the default for n <= 256)\n"
 	        "  --portable     use the portable kernel even where AVX2/FMA exists\n"
+	        "  --mpi          multiply across MPI ranks (run under mpirun): a band of\n"
+	        "                 rows per rank, the bands of B passed round a ring, each\n"
+	        "                 transfer overlapped with the tiles of the current band\n"
 	        "  -h, --help     show this help\n"
 	        "  --version      print the version and exit\n"
 	        "WEFT_MODEL, WEFT_WORKERS and WEFT_POLICY choose how the tasks run.\n"
@@ -158,13 +162,289 @@ static double check_entry(const problem_t *p, size_t i, size_t j)
 	return fabs(p->c[i * p->np + j] - sum) / bound;
 }
 
+/* ------------------------------------------------------------ --mpi */
+
+#ifdef WEFT_HAVE_MPI
+#include <weft/mpi.h>
+
+/* The distributed multiply: C = A B with the rows of A and C, and the
+ * rows of B, cut into one band per rank (multiples of 8 rows). Rank r
+ * packs its band of B into panels once; then, in `size` steps, it
+ * multiplies its band of A (the columns matching the band of B it holds)
+ * into its band of C while the band of B it holds is sent to rank r-1 and
+ * the next is received from rank r+1 (a ring): the tile tasks of a step
+ * run on the workers while the calling thread drives the transfer with
+ * weft_mpi_waitall, so communication overlaps computation. */
+typedef struct dist {
+	size_t n, np, size;
+	size_t *band;  /* band k is rows [band[k], band[k+1]) */
+	double *a, *c; /* this rank's band of A and C: rows x np */
+	uint64_t seed;
+	mm_kernel_fn *kernel;
+} dist_t;
+
+typedef struct djob {
+	const dist_t *d;
+	const double *bp; /* packed band of B: panel q at bp + q * 8 * kb */
+	size_t k0, kb;    /* its rows of B: [k0, k0 + kb) */
+	size_t rows;      /* rows of this rank's band */
+	size_t lo, hi;    /* fill: rows of the band; pack: panels */
+	size_t i0, j0;    /* tile corner (local row, column) */
+	double *out;      /* pack: destination; fill B: the band's rows */
+} djob_t;
+
+static void dist_fill_job(void *arg)
+{
+	djob_t *j = arg;
+	const dist_t *d = j->d;
+	for (size_t i = j->lo; i < j->hi; i++) {
+		size_t gi = d->band[0] + i; /* set per rank: see mpi_main */
+		for (size_t k = 0; k < d->n && gi < d->n; k++) {
+			d->a[i * d->np + k] = entry(d->seed, 0, gi, k);
+			j->out[i * d->np + k] = entry(d->seed, 1, gi, k);
+		}
+	}
+}
+
+static void dist_pack_job(void *arg)
+{
+	djob_t *j = arg;
+	for (size_t q = j->lo; q < j->hi; q++)
+		mm_pack_panel(j->bp, j->d->np, j->kb, q * MM_NR, j->out + q * MM_NR * j->kb);
+}
+
+static void dist_tile_job(void *arg)
+{
+	djob_t *j = arg;
+	const dist_t *d = j->d;
+	size_t np = d->np;
+	size_t i1 = j->i0 + TILE_M < j->rows ? j->i0 + TILE_M : j->rows;
+	size_t j1 = j->j0 + TILE_N < np ? j->j0 + TILE_N : np;
+	for (size_t k = 0; k < j->kb; k += BLOCK_K) {
+		size_t kc = j->kb - k < BLOCK_K ? j->kb - k : BLOCK_K;
+		for (size_t jj = j->j0; jj < j1; jj += MM_NR) {
+			const double *bp = j->bp + jj * j->kb + k * MM_NR;
+			for (size_t ii = j->i0; ii < i1; ii += MM_MR)
+				d->kernel(d->a + ii * np + j->k0 + k, np, bp, d->c + ii * np + jj,
+				          np, kc);
+		}
+	}
+}
+
+/* Posts jobs[0 .. n-1] with fn in group g (not waited for). */
+static int post_jobs(weft_rt *rt, weft_group *g, weft_task *tasks, djob_t *jobs, size_t n,
+                     weft_fn fn)
+{
+	for (size_t i = 0; i < n; i++) {
+		weft_task_init(&tasks[i], fn, &jobs[i]);
+		int err = cli_post(rt, g, &tasks[i], fn, &jobs[i]);
+		if (err) {
+			fprintf(stderr, "%s: cannot post a task: %s\n", prog, weft_strerror(err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+#define MPI_TRY(call)                                   \
+	do {                                            \
+		if (weft_mpi_error((call), #call) != 0) \
+			goto out;                       \
+	} while (0)
+
+static int mpi_main(int *argc, char ***argv, size_t n, uint64_t seed, uint64_t samples,
+                    bool portable)
+{
+	weft_rt *rt;
+	int err = weft_rt_create(&rt, NULL);
+	if (err) {
+		fprintf(stderr, "%s: cannot start the weft runtime: %s\n", prog,
+		        weft_strerror(err));
+		return 2;
+	}
+	int provided;
+	if (weft_mpi_init(argc, argv, rt, &provided) != 0) {
+		weft_rt_destroy(rt);
+		return 2;
+	}
+	int rank = 0, isize = 1, status = 2;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &isize);
+	size_t size = (size_t)isize, r = (size_t)rank;
+	weft_config cfg;
+	weft_rt_config(rt, &cfg);
+	const char *kname;
+	dist_t d = {.n = n, .np = (n + 7) / 8 * 8, .size = size, .seed = seed};
+	d.kernel = mm_kernel_pick(portable, &kname);
+	size_t np = d.np, units = np / 8;
+	size_t *bands = calloc(size + 1, sizeof(*bands));
+	if (!bands) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	for (size_t k = 0; k <= size; k++)
+		bands[k] = units * k / size * 8;
+	size_t row0 = bands[r], rows = bands[r + 1] - bands[r], maxkb = 0;
+	for (size_t k = 0; k < size; k++)
+		maxkb = bands[k + 1] - bands[k] > maxkb ? bands[k + 1] - bands[k] : maxkb;
+	size_t local_bands[2] = {row0, 0};
+	d.band = local_bands; /* fill reads band[0]: this rank's first row */
+	size_t tiles_m = (rows + TILE_M - 1) / TILE_M, tiles_n = (np + TILE_N - 1) / TILE_N;
+	size_t ntiles = tiles_m * tiles_n, panels = np / MM_NR;
+	size_t nbands = 8 * (size_t)cfg.workers < 64 ? 64 : 8 * (size_t)cfg.workers;
+	size_t max_jobs = ntiles > nbands ? ntiles : nbands;
+	size_t relems = (rows ? rows : 1) * np, belems = (maxkb ? maxkb : 1) * np;
+	d.a = calloc(relems, sizeof(double));
+	d.c = calloc(relems, sizeof(double));
+	double *braw = calloc(relems, sizeof(double));
+	double *buf[2] = {calloc(belems, sizeof(double)), calloc(belems, sizeof(double))};
+	djob_t *jobs = calloc(max_jobs, sizeof(*jobs));
+	weft_task *tasks = calloc(max_jobs, sizeof(*tasks));
+	int bad = !d.a || !d.c || !braw || !buf[0] || !buf[1] || !jobs || !tasks, any_bad = 0;
+	MPI_TRY(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+	if (any_bad) {
+		if (bad)
+			fprintf(stderr, "%s: rank %d: out of memory for n = %zu\n", prog, rank, n);
+		goto out;
+	}
+	if (rank == 0)
+		printf("%s: n = %zu over %zu ranks (bands of %zu..%zu rows), kernel %s, model %s, "
+		       "%d workers per rank, %s\n",
+		       prog, n, size, bands[1] - bands[0], bands[size] - bands[size - 1], kname,
+		       weft_model_name(cfg.model), cfg.workers,
+		       provided >= MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
+		       : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+		                                           : "MPI below SERIALIZED");
+	MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
+	double t0 = cli_now_ms();
+
+	/* 1. fill this rank's bands of A and B, 2. pack its band of B */
+	weft_group g;
+	weft_group_init(&g);
+	size_t nb = nbands < rows ? nbands : rows;
+	for (size_t i = 0; i < nb; i++)
+		jobs[i] = (djob_t){
+		        .d = &d, .lo = rows * i / nb, .hi = rows * (i + 1) / nb, .out = braw};
+	if (post_jobs(rt, &g, tasks, jobs, nb, dist_fill_job) != 0)
+		goto out;
+	weft_group_wait(&g);
+	nb = nbands < panels ? nbands : panels;
+	for (size_t i = 0; i < nb && rows; i++)
+		jobs[i] = (djob_t){.d = &d,
+		                   .bp = braw,
+		                   .kb = rows,
+		                   .lo = panels * i / nb,
+		                   .hi = panels * (i + 1) / nb,
+		                   .out = buf[0]};
+	if (rows && post_jobs(rt, &g, tasks, jobs, nb, dist_pack_job) != 0)
+		goto out;
+	weft_group_wait(&g);
+	MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
+	double t1 = cli_now_ms();
+	int exposed = 0;
+
+	/* 3. the ring: step t multiplies band (r + t) % size */
+	size_t left = (r + size - 1) % size, right = (r + 1) % size;
+	for (size_t t = 0; t < size; t++) {
+		size_t k = (r + t) % size, next = (k + 1) % size;
+		size_t kb = bands[k + 1] - bands[k], nkb = bands[next + 1] - bands[next];
+		double *cur = buf[t % 2], *nxt = buf[(t + 1) % 2];
+		MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+		if (t + 1 < size) {
+			MPI_TRY(MPI_Irecv(nxt, (int)(nkb * np), MPI_DOUBLE, (int)right, (int)t,
+			                  MPI_COMM_WORLD, &reqs[0]));
+			MPI_TRY(MPI_Isend(cur, (int)(kb * np), MPI_DOUBLE, (int)left, (int)t,
+			                  MPI_COMM_WORLD, &reqs[1]));
+		}
+		size_t used = 0;
+		for (size_t q = 0; q < ntiles && kb; q++)
+			jobs[used++] = (djob_t){.d = &d,
+			                        .bp = cur,
+			                        .k0 = bands[k],
+			                        .kb = kb,
+			                        .rows = rows,
+			                        .i0 = (q / tiles_n) * TILE_M,
+			                        .j0 = (q % tiles_n) * TILE_N};
+		if (post_jobs(rt, &g, tasks, jobs, used, dist_tile_job) != 0)
+			goto out;
+		/* This thread drives the transfer (MPI progresses only inside MPI
+		 * calls) while the workers run the tiles. */
+		if (weft_mpi_waitall(2, reqs, MPI_STATUSES_IGNORE) != 0)
+			goto out;
+		if (t + 1 < size && weft_group_pending(&g) == 0)
+			exposed++; /* the tiles were done before the transfer */
+		weft_group_wait(&g);
+	}
+	double t2 = cli_now_ms();
+
+	/* 4. verify sampled entries of this rank's rows against the definition */
+	double worst = 0;
+	uint64_t checked = 0;
+	for (uint64_t s = 0; s < samples; s++) {
+		uint64_t h = mix64(seed ^ mix64(s + 12345));
+		size_t i = (size_t)(h % n), j = (size_t)((h >> 32) % n);
+		if (i < row0 || i >= row0 + rows)
+			continue;
+		double sum = 0, abs_sum = 0;
+		for (size_t k = 0; k < n; k++) {
+			double x = entry(seed, 0, i, k) * entry(seed, 1, k, j);
+			sum += x;
+			abs_sum += fabs(x);
+		}
+		double bound = 2.0 * (double)n * DBL_EPSILON * abs_sum + DBL_MIN;
+		double e = fabs(d.c[(i - row0) * np + j] - sum) / bound;
+		if (!(e <= worst))
+			worst = e; /* NaN sticks */
+		checked++;
+	}
+	double times[2] = {t1 - t0, t2 - t1}, tmax[2], gworst = 0;
+	uint64_t gchecked = 0;
+	int gexposed = 0;
+	MPI_TRY(MPI_Reduce(&exposed, &gexposed, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
+	if (worst != worst)
+		worst = INFINITY;
+	MPI_TRY(MPI_Reduce(times, tmax, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+	MPI_TRY(MPI_Allreduce(&worst, &gworst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+	MPI_TRY(MPI_Reduce(&checked, &gchecked, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD));
+	if (rank == 0) {
+		double flops = 2.0 * (double)n * (double)n * (double)n;
+		printf("fill and pack: %.1f ms\n", tmax[0]);
+		printf("multiply: %.1f ms in %zu ring steps, %.2f GFLOP/s (transfer outlasted the "
+		       "tiles in %d of %zu steps)\n",
+		       tmax[1], size, flops / (tmax[1] * 1e6), gexposed, size - 1);
+		if (gworst <= 1.0)
+			printf("verify: ok (%" PRIu64
+			       " sampled entries, worst error %.3f of the rounding bound)\n",
+			       gchecked, gworst);
+		else
+			fprintf(stderr, "%s: WRONG RESULT (error %.3g of the bound)\n", prog,
+			        gworst);
+	}
+	status = gworst <= 1.0 ? 0 : 1;
+out:
+	weft_rt_destroy(rt);
+	free(tasks);
+	free(jobs);
+	free(d.a);
+	free(d.c);
+	free(braw);
+	free(buf[0]);
+	free(buf[1]);
+	free(bands);
+	if (status == 2)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	weft_mpi_finalize();
+	return status;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	unsigned long long n_arg = 1000, seed = 1, samples = 1000;
-	bool check_all = false, portable = false, samples_set = false;
+	bool check_all = false, portable = false, samples_set = false, mpi = false;
 	const char *n_str = NULL;
 
-	enum { OPT_VERSION = 256, OPT_SEED, OPT_SAMPLES, OPT_CHECK_ALL, OPT_PORTABLE };
+	enum { OPT_VERSION = 256, OPT_SEED, OPT_SAMPLES, OPT_CHECK_ALL, OPT_PORTABLE, OPT_MPI };
 	static const struct option longopts[] = {
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, OPT_VERSION},
@@ -172,6 +452,7 @@ int main(int argc, char **argv)
 	        {"samples", required_argument, NULL, OPT_SAMPLES},
 	        {"check-all", no_argument, NULL, OPT_CHECK_ALL},
 	        {"portable", no_argument, NULL, OPT_PORTABLE},
+	        {"mpi", no_argument, NULL, OPT_MPI},
 	        {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -203,6 +484,9 @@ int main(int argc, char **argv)
 		case OPT_PORTABLE:
 			portable = true;
 			break;
+		case OPT_MPI:
+			mpi = true;
+			break;
 		default:
 			cli_option_error(prog, c, argv, longopts);
 			usage(stderr);
@@ -223,6 +507,23 @@ int main(int argc, char **argv)
 	if (check_all && samples_set) {
 		fprintf(stderr, "%s: give --samples or --check-all, not both\n", prog);
 		return 2;
+	}
+	if (mpi) {
+		if (check_all) {
+			fprintf(stderr,
+			        "%s: --mpi checks sampled entries: it takes no --check-all\n",
+			        prog);
+			return 2;
+		}
+#ifdef WEFT_HAVE_MPI
+		return mpi_main(&argc, &argv, (size_t)n_arg, seed, samples, portable);
+#else
+		fprintf(stderr,
+		        "%s: --mpi is unavailable: weft was built without MPI "
+		        "(Debian: libopenmpi-dev openmpi-bin, then configure again)\n",
+		        prog);
+		return 2;
+#endif
 	}
 	if (n_arg <= 256 && !samples_set)
 		check_all = true;
