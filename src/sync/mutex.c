@@ -14,16 +14,17 @@
  *
  * Normal mode. lock() takes a free mutex with one CAS whoever is queued
  * (barging); a kernel thread spins briefly while the holder runs, then
- * queues and parks (waiter.c: spins a little more, then sleeps on a futex);
- * a fiber queues at once. unlock() clears LOCKED with one atomic add that
- * cannot fail, as glibc's does; if waiters are queued and none is awake
- * already, it wakes the longest one, which then competes like a new
- * arrival. A running thread thus re-takes a mutex it just let go without
- * waiting for a sleeping waiter to be scheduled. The rule this replaces
- * (every unlock hands the mutex to the longest waiter, often not running)
- * made every lock cost a sleep and a wake-up once threads outnumbered CPUs:
- * a lock convoy, 700-12,000 ns a pair for 8 threads on 2 CPUs against
- * glibc's 20-40.
+ * queues and sleeps on a futex at once (a waiter still spinning there
+ * would make every unlock pay a wake-up); a fiber queues and parks at
+ * once. unlock() clears LOCKED with one atomic add that cannot fail, as
+ * glibc's does; if waiters are queued and none is awake already, it wakes
+ * the longest one, which then competes like a new arrival. A running
+ * thread thus re-takes a mutex it just let go without waiting for a
+ * sleeping waiter to be scheduled. The rule this replaces (every unlock
+ * hands the mutex to the longest waiter, often not running) made every
+ * lock cost a sleep and a wake-up once threads outnumbered CPUs: a lock
+ * convoy, 700-12,000 ns a pair for 8 threads on 2 CPUs against glibc's
+ * 20-40.
  *
  * Starvation. A woken waiter that loses the race queues again at the
  * front. If it has waited more than STARVE_NS since it first queued, it
@@ -137,7 +138,7 @@ static bool queue_and_park(weft__sync *s, int64_t *since, bool *awoke, bool star
 		weft__sync_push(s, &w);
 	}
 	weft__lock_release(&s->lock);
-	weft__waiter_park(&w);
+	weft__waiter_park_sleeping(&w); /* it spun before queueing */
 	*owner = w.result == HANDED_OFF;
 	*awoke = !*owner;
 	return true;

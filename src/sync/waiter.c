@@ -40,9 +40,9 @@ bool weft__waiter_woken(weft__waiter *w)
 }
 
 /* Spins, then moves w to SLEEPING; false when woken meanwhile. */
-static bool spin_then_announce(weft__waiter *w)
+static bool spin_then_announce(weft__waiter *w, int spins)
 {
-	for (int i = 0; i < WAITER_SPINS; i++) {
+	for (int i = 0; i < spins; i++) {
 		if (weft__waiter_woken(w))
 			return false;
 		weft__cpu_relax();
@@ -55,7 +55,7 @@ static bool spin_then_announce(weft__waiter *w)
 
 void weft__waiter_sleep(weft__waiter *w, int64_t timeout_ns)
 {
-	if (spin_then_announce(w))
+	if (spin_then_announce(w, WAITER_SPINS))
 		weft__futex_wait(&w->woken, SLEEPING, timeout_ns);
 }
 
@@ -81,13 +81,13 @@ static void report_deadlock(weft_rt *rt)
 	        rt->model->name, rt->cfg.workers);
 }
 
-void weft__waiter_park_for(weft__waiter *w, weft__wait_reason why)
+static void park(weft__waiter *w, weft__wait_reason why, int spins)
 {
 	if (w->fiber) {
 		weft__fiber_park(w->fiber, why);
 		return;
 	}
-	if (!spin_then_announce(w))
+	if (!spin_then_announce(w, spins))
 		return;
 	weft_rt *rt = weft__tls.rt; /* a worker's runtime outlives its workers */
 	if (rt)
@@ -111,11 +111,21 @@ void weft__waiter_park_for(weft__waiter *w, weft__wait_reason why)
 		atomic_fetch_sub(&rt->blocked, 1);
 }
 
+void weft__waiter_park_for(weft__waiter *w, weft__wait_reason why)
+{
+	park(w, why, WAITER_SPINS);
+}
+
+void weft__waiter_park_sleeping(weft__waiter *w)
+{
+	park(w, WEFT__WAIT_SYNC, 0);
+}
+
 bool weft__waiter_park_until(weft__waiter *w, weft__wait_reason why, int64_t deadline_ns)
 {
 	if (w->fiber)
 		return weft__fiber_park_until(w->fiber, why, deadline_ns);
-	if (!spin_then_announce(w))
+	if (!spin_then_announce(w, WAITER_SPINS))
 		return true;
 	/* Not counted in rt->blocked: a wait with a deadline ends by itself. */
 	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {

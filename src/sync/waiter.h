@@ -49,6 +49,12 @@ static inline void weft__waiter_park(weft__waiter *w)
 	weft__waiter_park_for(w, WEFT__WAIT_SYNC);
 }
 
+/* weft__waiter_park without the spin: a kernel thread sleeps at once. For a
+ * waiter that is only woken to compete again (the barging mutex): spinning
+ * there makes every unlock pay a wake-up while the running thread could
+ * have gone on alone. */
+void weft__waiter_park_sleeping(weft__waiter *w);
+
 /* weft__waiter_park until CLOCK_MONOTONIC reaches deadline_ns: true when
  * unparked, false when the deadline came first. After false, w may still
  * be on the primitive's queue, or a waker may have just taken it and be
