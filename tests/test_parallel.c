@@ -192,6 +192,70 @@ static void for_in_task(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+static void outer_body(size_t lo, size_t hi, void *arg);
+
+/* More plain threads than the 16 sets of slots outside callers take their
+ * halves from, each running loops at once (and nested ones, which take a
+ * set of their own): the calls that find no free set split on their
+ * stacks; every index still runs once. */
+enum { OUTSIDE_THREADS = 24, OUTSIDE_LOOPS = 100 };
+
+typedef struct outside {
+	weft_rt *rt;
+	int k;
+} outside;
+
+static void *outside_thread(void *arg)
+{
+	outside *o = arg;
+	for (int r = 0; r < OUTSIDE_LOOPS; r++) {
+		size_t n = 2000 + (size_t)o->k * 37, grain = r % 3 == 0 ? 0 : (size_t)(r % 7) * 50;
+		if (spawn_model() && grain > 0)
+			grain = n / 4;
+		cover c = {.begin = 5, .end = 5 + n, .grain = grain, .rt = o->rt};
+		c.count = calloc(n, 1);
+		WT_CHECK(c.count != NULL);
+		if (!c.count)
+			return NULL;
+		if (r % 5 == 4) {
+			c.grain = 50;
+			c.inner = spawn_model() ? 4 : 20;
+			c.end = c.begin + 200;
+			n = 200;
+			WT_CHECK_RC(0, weft_parallel_for(o->rt, c.begin, c.end, c.grain, outer_body,
+			                                 &c));
+			WT_CHECK(atomic_load(&c.inner_total) == (long)(n * c.inner));
+		} else {
+			WT_CHECK_RC(
+			        0, weft_parallel_for(o->rt, c.begin, c.end, grain, cover_body, &c));
+		}
+		WT_CHECK(atomic_load(&c.bad_range) == 0 && atomic_load(&c.too_big) == 0);
+		for (size_t i = 0; i < n; i++)
+			if (c.count[i] != 1) {
+				wt_async_fail(__FILE__, __LINE__,
+				              "thread %d loop %d: index %zu ran %d times", o->k, r,
+				              c.begin + i, c.count[i]);
+				break;
+			}
+		free(c.count);
+	}
+	return NULL;
+}
+
+static void many_outside_callers(void)
+{
+	weft_rt *rt = create(0);
+	pthread_t th[OUTSIDE_THREADS];
+	outside o[OUTSIDE_THREADS];
+	for (int k = 0; k < OUTSIDE_THREADS; k++) {
+		o[k] = (outside){rt, k};
+		wt_thread_start(&th[k], outside_thread, &o[k]);
+	}
+	for (int k = 0; k < OUTSIDE_THREADS; k++)
+		wt_thread_join(th[k]);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 /* ------------------------------------------------------------ errors */
 
 static void never(size_t lo, size_t hi, void *arg)
@@ -645,6 +709,6 @@ static void reduce_exact(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
-WT_CASES(WT_CASE(for_exactly_once), WT_CASE(for_in_task), WT_CASE(errors), WT_CASE(huge_range),
-         WT_CASE(nested), WT_CASE(holding_mutex), WT_CASE(bounded_queue), WT_CASE(reduce_sum),
-         WT_CASE(reduce_exact));
+WT_CASES(WT_CASE(for_exactly_once), WT_CASE(for_in_task), WT_CASE(many_outside_callers),
+         WT_CASE(errors), WT_CASE(huge_range), WT_CASE(nested), WT_CASE(holding_mutex),
+         WT_CASE(bounded_queue), WT_CASE(reduce_sum), WT_CASE(reduce_exact));
