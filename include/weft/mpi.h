@@ -30,7 +30,7 @@ typedef struct weft_mpi_stats {
 } weft_mpi_stats;
 
 /** weft_mpi_required_level returns the MPI threading level a runtime with
- * this configuration needs for tasks that call MPI (through weft_mpi_wait*
+ * this configuration needs for tasks that call MPI (through the weft_mpi_wait functions
  * or directly) while the thread that created it may call MPI too:
  * MPI_THREAD_SERIALIZED when its tasks run one at a time on one kernel
  * thread (fibers; threads or mn with 1 worker), MPI_THREAD_MULTIPLE
@@ -44,10 +44,10 @@ WEFT_EXTERN int weft_mpi_required_level(const weft_config *cfg);
  * MPI_COMM_WORLD return errors (MPI_ERRORS_RETURN) so that they come back as
  * weft codes instead of aborting. When MPI provides less than asked it says
  * on stderr what still works and returns 0: with MPI_THREAD_SERIALIZED,
- * weft_mpi_wait* serialise their own MPI calls under a lock, so several
+ * the weft_mpi_wait functions serialise their own MPI calls under a lock, so several
  * workers may wait at once, but the application's own MPI calls from tasks
  * must not overlap (run one worker); below that, only the thread that called
- * weft_mpi_init may call weft_mpi_wait* (others get WEFT_ENOTSUP). Returns
+ * weft_mpi_init may call the weft_mpi_wait functions (others get WEFT_ENOTSUP). Returns
  * WEFT_EINVAL if MPI is already initialised or was finalised, or an MPI
  * error (see weft_mpi_error). Call it from the main thread, once. */
 WEFT_EXTERN int weft_mpi_init(int *argc, char ***argv, weft_rt *rt, int *provided);
