@@ -9,10 +9,10 @@
  * enters the model as a post from outside (weft__deferred_submit).
  *
  * While a task is held it is in no ready queue, so the fields a queue
- * would use hold its place here instead: seq_ its heap index, quanta_ the
- * predecessors still running, fiber_ its runtime tagged as delayed (what
- * weft_cancel needs to take it out), next_ the batch the timer thread
- * releases. All are reset before it is queued. */
+ * would use hold its place here instead: quanta_ the predecessors still
+ * running, next_ the batch the timer thread releases. Both are reset
+ * before it is queued. A delayed task has DELAYED in its state word until
+ * it is released, which is how weft_cancel knows to look for it here. */
 #include <limits.h>
 #include <string.h>
 #include <time.h>
@@ -23,18 +23,17 @@
 #include "core/observe.h"
 #include "sync/waiter.h"
 
-#define DELAYED_TAG ((uintptr_t)1)
-
 /* A heap entry carries its keys, so that ordering never reads the tasks
- * (scattered in memory: a cache miss each); only a move writes the task's
- * index. */
+ * (scattered in memory: a cache miss each). */
 typedef struct held {
 	int64_t due;
 	uint32_t armed; /* arming order among equal deadlines */
+	weft_rt *rt;
 	weft_task *t;
 } held;
 
 typedef struct weft__delays {
+	struct weft__delays *next_heap; /* every runtime's heap (weft_cancel) */
 	pthread_mutex_t lock;
 	held *heap; /* min-heap on (due, armed) */
 	size_t len, cap;
@@ -76,13 +75,12 @@ static void cancel_held(weft_rt *rt, weft_task *t)
  * when it cannot start a thread: then the task is cancelled, not lost). */
 static void release_held(weft_rt *rt, weft_task *t)
 {
-	t->seq_ = 0;
 	t->quanta_ = 0;
 	t->epoch_ = 0;
 	t->posted_ns_ = rt->latency || rt->trace ? weft__latency_now() : 0;
-	atomic_store_explicit((_Atomic(void *) *)&t->fiber_, NULL, memory_order_relaxed);
-	if ((atomic_load((_Atomic uint32_t *)&t->state_) & WEFT__CANCEL) ||
-	    atomic_load(&rt->cancelling) || weft__group_cancelled(t->group_)) {
+	uint32_t was = atomic_fetch_and((_Atomic uint32_t *)&t->state_, ~WEFT__DELAYED);
+	if ((was & WEFT__CANCEL) || atomic_load(&rt->cancelling) ||
+	    weft__group_cancelled(t->group_)) {
 		cancel_held(rt, t);
 		return;
 	}
@@ -108,7 +106,6 @@ static bool earlier(const held *a, const held *b)
 static void place(weft__delays *d, size_t i, held h)
 {
 	d->heap[i] = h;
-	h.t->seq_ = i;
 }
 
 static void sift_up(weft__delays *d, size_t i)
@@ -193,6 +190,10 @@ static void *timer_main(void *arg)
 	return NULL;
 }
 
+/* Every runtime's heap, for weft_cancel, which knows the task only. */
+static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
+static weft__delays *heaps;
+
 /* The runtime's delay heap, made on first use. */
 static weft__delays *delays_of(weft_rt *rt)
 {
@@ -213,6 +214,10 @@ static weft__delays *delays_of(weft_rt *rt)
 		weft__free(d, sizeof(*d));
 		return none;
 	}
+	pthread_mutex_lock(&heaps_lock);
+	d->next_heap = heaps;
+	heaps = d;
+	pthread_mutex_unlock(&heaps_lock);
 	return d;
 }
 
@@ -244,9 +249,8 @@ int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns)
 		d->heap = heap;
 		d->cap = cap;
 	}
-	atomic_store_explicit((_Atomic(void *) *)&t->fiber_, (void *)((uintptr_t)rt | DELAYED_TAG),
-	                      memory_order_relaxed);
-	place(d, d->len++, (held){deadline_ns, d->armed++, t});
+	atomic_fetch_or((_Atomic uint32_t *)&t->state_, WEFT__DELAYED);
+	place(d, d->len++, (held){deadline_ns, d->armed++, rt, t});
 	sift_up(d, d->len - 1);
 	if (d->heap[0].t == t) {
 		atomic_fetch_add(&d->seq, 1);
@@ -256,21 +260,28 @@ int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns)
 	return 0;
 }
 
+/* Looks for t in every runtime's heap: a scan, cheap next to a timer's
+ * life, and it reads no field of t, which a worker may be writing if the
+ * timer thread released t meanwhile. */
 void weft__deferred_cancel(weft_task *t)
 {
-	uintptr_t tagged = (uintptr_t)atomic_load_explicit((_Atomic(void *) *)&t->fiber_,
-	                                                   memory_order_acquire);
-	if (!(tagged & DELAYED_TAG))
-		return; /* waits for predecessors: cancelled when they finish */
-	weft_rt *rt = (weft_rt *)(tagged & ~DELAYED_TAG);
-	weft__delays *d = atomic_load(&rt->delays);
-	pthread_mutex_lock(&d->lock);
-	bool here = t->seq_ < d->len && d->heap[t->seq_].t == t;
-	if (here)
-		remove_at(d, t->seq_);
-	pthread_mutex_unlock(&d->lock);
-	if (here) /* else the timer thread took it and cancels it itself */
-		cancel_held(rt, t);
+	pthread_mutex_lock(&heaps_lock);
+	for (weft__delays *d = heaps; d; d = d->next_heap) {
+		pthread_mutex_lock(&d->lock);
+		for (size_t i = 0; i < d->len; i++) {
+			if (d->heap[i].t != t)
+				continue;
+			weft_rt *rt = d->heap[i].rt;
+			remove_at(d, i);
+			pthread_mutex_unlock(&d->lock);
+			pthread_mutex_unlock(&heaps_lock);
+			cancel_held(rt, t);
+			return;
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+	pthread_mutex_unlock(&heaps_lock);
+	/* Not held: the timer thread took it and cancels it itself. */
 }
 
 void weft__deferred_cancel_all(weft_rt *rt)
@@ -302,6 +313,14 @@ void weft__deferred_release(weft_rt *rt)
 	pthread_mutex_unlock(&d->lock);
 	if (started)
 		pthread_join(d->thread, NULL);
+	pthread_mutex_lock(&heaps_lock);
+	for (weft__delays **p = &heaps; *p; p = &(*p)->next_heap) {
+		if (*p == d) {
+			*p = d->next_heap;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&heaps_lock);
 	if (d->heap)
 		weft__free(d->heap, d->cap * sizeof(*d->heap));
 	pthread_mutex_destroy(&d->lock);
@@ -341,8 +360,9 @@ static void one_done(edges *e, bool cancelled)
 {
 	weft_task *t = e->t;
 	weft_rt *rt = e->rt;
+	uint32_t was;
 	if (cancelled) /* what it needed will not be there: cancel it too */
-		(void)weft__task_request_cancel(t);
+		(void)weft__task_request_cancel(t, &was);
 	if (atomic_fetch_sub((_Atomic uint32_t *)&t->quanta_, 1) != 1)
 		return;
 	weft__free(e, edges_size(e->n));

@@ -45,14 +45,16 @@
  * generation of the process that posted it (weft_wait in a forked child
  * refuses to wait for a task of its parent's, which never finishes there)
  * and a signature, so that weft_task_init can refuse an in-flight task
- * without mistaking uninitialised memory for one (22 bits). */
+ * without mistaking uninitialised memory for one (21 bits). */
 #define WEFT__FORK_SHIFT 5
 #define WEFT__FORK_BITS  0x1e0u
 /* CANCEL: weft_cancel asked for it (a queued task then completes as
  * cancelled when a worker takes it; a running one may look). */
 #define WEFT__CANCEL     0x200u
-#define WEFT__IN_FLIGHT  (0x2f7bd1u << 10)
-#define WEFT__SIGN_MASK  0xfffffc00u
+/* DELAYED: held by weft_post_at until its time (core/deferred.c). */
+#define WEFT__DELAYED    0x400u
+#define WEFT__IN_FLIGHT  (0x17bde9u << 11)
+#define WEFT__SIGN_MASK  0xfffff800u
 
 /* Bumped in the child of every fork (runtime.c): runtimes and tasks of the
  * parent carry an older generation. */
@@ -220,8 +222,8 @@ extern const weft__model_ops weft__model_mn;
 enum { WEFT__CLOSING = 1, WEFT__RELEASING = 2 };
 
 struct weft_rt {
-	uint32_t magic;  /* WEFT__RT_MAGIC while alive; catches stale handles */
-	weft_config cfg; /* effective: defaults < code < environment */
+	_Atomic uint32_t magic; /* WEFT__RT_MAGIC while alive; catches stale handles */
+	weft_config cfg;        /* effective: defaults < code < environment */
 	weft_workers_source workers_source;
 	bool seed_given; /* cfg.seed came from the code or WEFT_SEED, not picked */
 	/* Which settings came from the environment (they win over code): a
@@ -326,8 +328,9 @@ struct weft__waiter;
 weft_task_state weft__task_add_waiter(weft_task *t, struct weft__waiter *w);
 
 /* weft_cancel's first step: 0 (queued: it will not run), WEFT_EBUSY
- * (running: asked), WEFT_EINVAL (not in flight). */
-int weft__task_request_cancel(weft_task *t);
+ * (running: asked), WEFT_EINVAL (not in flight); *was: the state word it
+ * saw last. */
+int weft__task_request_cancel(weft_task *t, uint32_t *was);
 
 /* Whether weft_group_cancel was called on g (NULL: no group). */
 static inline bool weft__group_cancelled(const weft_group *g)
@@ -341,7 +344,7 @@ static inline bool weft__group_cancelled(const weft_group *g)
  * finished. 0, or WEFT_ENOMEM / WEFT_EAGAIN (nothing held). */
 int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns);
 int weft__defer_after(weft_rt *rt, weft_task *t, weft_task *const *after, size_t n);
-/* weft_cancel of a task that may be held until a time: ends it now. */
+/* weft_cancel of a task held until a time (DELAYED): ends it now. */
 void weft__deferred_cancel(weft_task *t);
 /* Destroy: cancels every delayed task; waits until none is held; stops
  * the timer thread and frees the heap. */

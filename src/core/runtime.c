@@ -445,8 +445,9 @@ int weft_cancel(weft_task *t)
 {
 	if (!t)
 		return WEFT_EINVAL;
-	int rc = weft__task_request_cancel(t);
-	if (rc == 0)
+	uint32_t was;
+	int rc = weft__task_request_cancel(t, &was);
+	if (rc == 0 && (was & WEFT__DELAYED))
 		weft__deferred_cancel(t); /* held until a time: ends now */
 	return rc;
 }

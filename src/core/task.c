@@ -554,11 +554,12 @@ int64_t weft_clock_ns(void)
 /* Sets CANCEL on t while it is queued (0) or running (WEFT_EBUSY: a
  * request it may look at); WEFT_EINVAL when it is neither. Never touches
  * a task that finished: the CAS fails on its final state. */
-int weft__task_request_cancel(weft_task *t)
+int weft__task_request_cancel(weft_task *t, uint32_t *was)
 {
 	_Atomic uint32_t *w = state_word(t);
 	uint32_t s = atomic_load_explicit(w, memory_order_acquire);
 	for (;;) {
+		*was = s;
 		uint32_t st = s & WEFT__STATE_MASK;
 		if ((st != WEFT_TASK_QUEUED && st != WEFT_TASK_RUNNING) ||
 		    (s & WEFT__SIGN_MASK) != WEFT__IN_FLIGHT)
