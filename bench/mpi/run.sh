@@ -131,7 +131,7 @@ PY
 			gnuplot <<GP
 set terminal pngcairo size 800,450 noenhanced
 set output '$out/mpi-$kind.png'
-set title '$kind --mpi: weft inside the ranks vs MPI + OpenMP (median ms, lower is better)'
+set title '$kind --mpi $([[ $kind == psort ]] && echo "$sort_n ints" || echo "n = $mat_n"): weft inside the ranks vs MPI + OpenMP (median of $reps, ms)'
 set xlabel 'ranks ($cpus CPUs; threads per rank = max(1, CPUs / ranks))'
 set ylabel 'ms'
 set style data histograms
