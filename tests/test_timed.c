@@ -335,5 +335,129 @@ static void chan_deadline_race(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+/* ------------------------------------------------------------ primitives */
+
+static weft_mutex mu;
+static weft_cond cv;
+static weft_sem sem;
+
+static void *lock_until_from_thread(void *arg)
+{
+	(void)arg;
+	int64_t d = weft_clock_ns() + 2 * MS;
+	int rc = weft_mutex_lock_until(&mu, d);
+	WT_CHECK_RC(WEFT_ETIMEDOUT, rc);
+	WT_CHECK(weft_clock_ns() >= d);
+	return NULL;
+}
+
+static void primitive_timeouts(void)
+{
+	assert_rc(0, weft_mutex_init(&mu));
+	assert_rc(0, weft_cond_init(&cv));
+	assert_rc(0, weft_sem_init(&sem, 0));
+	/* Free: taken whatever the deadline. */
+	assert_rc(0, weft_mutex_lock_until(&mu, weft_clock_ns() - MS));
+	pthread_t th;
+	wt_thread_start(&th, lock_until_from_thread, NULL); /* held: times out */
+	wt_thread_join(th);
+	wt_check_async();
+	/* cond: times out holding the mutex again. */
+	int64_t d = weft_clock_ns() + 2 * MS;
+	check_timeout(weft_cond_wait_until(&cv, &mu, d), d);
+	assert_rc(0, weft_mutex_unlock(&mu));
+	assert_rc(WEFT_EINVAL, weft_mutex_unlock(&mu));
+	/* sem: the count is unchanged by a timeout. */
+	d = weft_clock_ns() + 2 * MS;
+	check_timeout(weft_sem_wait_until(&sem, d), d);
+	assert_int_equal(0, weft_sem_value(&sem));
+	assert_rc(0, weft_sem_post(&sem));
+	assert_rc(0, weft_sem_wait_until(&sem, weft_clock_ns() - MS));
+	assert_int_equal(0, weft_sem_value(&sem));
+	assert_rc(WEFT_EINVAL, weft_mutex_lock_until(NULL, 0));
+	assert_rc(WEFT_EINVAL, weft_cond_wait_until(NULL, &mu, 0));
+	assert_rc(WEFT_EINVAL, weft_sem_wait_until(NULL, 0));
+}
+
+/* Tasks and threads take a mutex and a semaphore with random short
+ * deadlines while others hold them briefly: every success is counted
+ * under the mutex, units are conserved, and the mutex ends free. */
+enum { PRIM_ROUNDS = 3000, PRIM_TASKS = 4 };
+
+static long guarded, mutex_wins;
+static _Atomic long sem_wins, sem_posts;
+
+static void hammer_timed(void *arg)
+{
+	uint64_t rng = (uint64_t)(intptr_t)arg;
+	int rounds = WT_SANITIZER ? PRIM_ROUNDS / 10 : PRIM_ROUNDS;
+	for (int i = 0; i < rounds; i++) {
+		int64_t d = weft_clock_ns() + (int64_t)wt_rand_below(&rng, 30000);
+		int rc = weft_mutex_lock_until(&mu, d);
+		if (rc == 0) {
+			guarded++;
+			mutex_wins++;
+			if (wt_rand_below(&rng, 4) == 0) {
+				/* Sometimes wait on the cond with a deadline too. */
+				int crc = weft_cond_wait_until(&cv, &mu, weft_clock_ns() + 20000);
+				WT_CHECK(crc == 0 || crc == WEFT_ETIMEDOUT);
+			}
+			WT_CHECK_RC(0, weft_mutex_unlock(&mu));
+			weft_cond_signal(&cv);
+		} else {
+			WT_CHECK_RC(WEFT_ETIMEDOUT, rc);
+		}
+		d = weft_clock_ns() + (int64_t)wt_rand_below(&rng, 30000);
+		rc = weft_sem_wait_until(&sem, d);
+		if (rc == 0) {
+			atomic_fetch_add(&sem_wins, 1);
+			if (wt_rand_below(&rng, 2) == 0) {
+				WT_CHECK_RC(0, weft_sem_post(&sem));
+				atomic_fetch_add(&sem_posts, 1);
+			}
+		} else {
+			WT_CHECK_RC(WEFT_ETIMEDOUT, rc);
+		}
+	}
+}
+
+static void *hammer_thread(void *arg)
+{
+	hammer_timed(arg);
+	return NULL;
+}
+
+static void primitive_deadline_race(void)
+{
+	weft_rt *rt = create();
+	assert_rc(0, weft_mutex_init(&mu));
+	assert_rc(0, weft_cond_init(&cv));
+	enum { UNITS = 2 };
+	assert_rc(0, weft_sem_init(&sem, UNITS));
+	guarded = mutex_wins = 0;
+	atomic_store(&sem_wins, 0);
+	atomic_store(&sem_posts, 0);
+	uint64_t seed = wt_seed();
+	weft_task t[PRIM_TASKS];
+	for (int i = 0; i < PRIM_TASKS; i++) {
+		assert_rc(0, weft_task_init(&t[i], hammer_timed, (void *)(intptr_t)(seed + i)));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	pthread_t th;
+	wt_thread_start(&th, hammer_thread, (void *)(intptr_t)(seed + 77));
+	assert_rc(0, weft_wait_all(rt));
+	wt_thread_join(th);
+	wt_check_async();
+	assert_int_equal(guarded, mutex_wins);
+	assert_rc(0, weft_mutex_trylock(&mu)); /* free */
+	assert_rc(0, weft_mutex_unlock(&mu));
+	assert_int_equal(UNITS - atomic_load(&sem_wins) + atomic_load(&sem_posts),
+	                 weft_sem_value(&sem));
+	print_message("[ info     ] mutex taken %ld times, semaphore %ld\n", mutex_wins,
+	              atomic_load(&sem_wins));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 WT_CASES(WT_CASE(task_and_group_from_thread), WT_CASE(from_tasks),
-         WT_CASE(deadlines_race_completion), WT_CASE(chan_timeouts), WT_CASE(chan_deadline_race));
+         WT_CASE(deadlines_race_completion), WT_CASE(chan_timeouts), WT_CASE(chan_deadline_race),
+         WT_CASE(primitive_timeouts), WT_CASE(primitive_deadline_race));

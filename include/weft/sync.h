@@ -77,6 +77,12 @@ WEFT_EXTERN int weft_mutex_init(weft_mutex *m);
  * lock and unlock are one atomic operation each on the mutex; nothing is
  * allocated. Not recursive. WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_mutex_lock(weft_mutex *m);
+/** weft_mutex_lock_until is weft_mutex_lock with a deadline (CLOCK_MONOTONIC
+ * nanoseconds, as weft_clock_ns() reads it): WEFT_ETIMEDOUT, not holding m
+ * and with nothing else changed, when m could not be taken by deadline_ns.
+ * A free mutex is taken even with a deadline already past. A fiber parks on
+ * its worker's timer; a kernel thread sleeps. */
+WEFT_EXTERN int weft_mutex_lock_until(weft_mutex *m, int64_t deadline_ns);
 /** weft_mutex_trylock takes the mutex if it is free; WEFT_EBUSY otherwise. */
 WEFT_EXTERN int weft_mutex_trylock(weft_mutex *m);
 /** weft_mutex_unlock frees the mutex and wakes the longest waiter if none
@@ -88,6 +94,11 @@ WEFT_EXTERN int weft_cond_init(weft_cond *c);
 /** weft_cond_wait releases m, waits for a signal, and takes m again before
  * returning. As with pthreads, re-check the condition in a loop. */
 WEFT_EXTERN int weft_cond_wait(weft_cond *c, weft_mutex *m);
+/** weft_cond_wait_until is weft_cond_wait with a deadline (as in
+ * weft_mutex_lock_until): WEFT_ETIMEDOUT when no signal came by deadline_ns
+ * (no signal is consumed). Either way m is held again on return, as with
+ * pthread_cond_timedwait. */
+WEFT_EXTERN int weft_cond_wait_until(weft_cond *c, weft_mutex *m, int64_t deadline_ns);
 /** weft_cond_signal wakes the longest waiter; weft_cond_broadcast all. */
 WEFT_EXTERN int weft_cond_signal(weft_cond *c);
 WEFT_EXTERN int weft_cond_broadcast(weft_cond *c);
@@ -95,6 +106,10 @@ WEFT_EXTERN int weft_cond_broadcast(weft_cond *c);
 /** weft_sem_init: count >= 0, else WEFT_EINVAL. */
 WEFT_EXTERN int weft_sem_init(weft_sem *s, long count);
 WEFT_EXTERN int weft_sem_wait(weft_sem *s);
+/** weft_sem_wait_until is weft_sem_wait with a deadline (as in
+ * weft_mutex_lock_until): WEFT_ETIMEDOUT, with the count unchanged, when no
+ * unit could be taken by deadline_ns. */
+WEFT_EXTERN int weft_sem_wait_until(weft_sem *s, int64_t deadline_ns);
 /** weft_sem_trywait: WEFT_EAGAIN when the count is zero. */
 WEFT_EXTERN int weft_sem_trywait(weft_sem *s);
 WEFT_EXTERN int weft_sem_post(weft_sem *s);
@@ -107,6 +122,10 @@ WEFT_EXTERN int weft_barrier_init(weft_barrier *b, unsigned parties);
  * WEFT_BARRIER_LAST for exactly one caller per round (the last to arrive)
  * and 0 for the others. */
 #define WEFT_BARRIER_LAST 1
+/* There is no timed barrier wait: a party that gave up would leave the
+ * round one short, and every other party would then wait for ever (POSIX
+ * has no pthread_barrier_timedwait for the same reason). Time out on what
+ * the parties wait for instead. */
 WEFT_EXTERN int weft_barrier_wait(weft_barrier *b);
 
 /** weft_chan_init prepares a channel of elements of elem_size bytes, with

@@ -13,7 +13,21 @@ int weft_cond_init(weft_cond *c)
 	return 0;
 }
 
-int weft_cond_wait(weft_cond *c, weft_mutex *m)
+#define NO_DEADLINE INT64_MAX
+
+/* Takes w back from the queue; if a signal took it first, receives that
+ * signal. Returns whether w was still queued. */
+static bool take_back(weft__sync *s, weft__waiter *w)
+{
+	weft__lock_acquire(&s->lock);
+	bool queued = weft__sync_remove(s, w);
+	weft__lock_release(&s->lock);
+	if (!queued)
+		weft__waiter_park(w);
+	return queued;
+}
+
+static int wait_until(weft_cond *c, weft_mutex *m, int64_t deadline)
 {
 	if (!c || !m)
 		return WEFT_EINVAL;
@@ -25,26 +39,25 @@ int weft_cond_wait(weft_cond *c, weft_mutex *m)
 	weft__lock_release(&s->lock);
 	int rc = weft_mutex_unlock(m);
 	if (rc) {
-		/* Not holding m is misuse: take ourselves off the queue. */
-		weft__lock_acquire(&s->lock);
-		weft__waiter **p = &s->head, *prev = NULL;
-		while (*p && *p != &w) {
-			prev = *p;
-			p = &(*p)->next;
-		}
-		bool queued = *p == &w;
-		if (queued) {
-			*p = w.next;
-			if (s->tail == &w)
-				s->tail = prev;
-		}
-		weft__lock_release(&s->lock);
-		if (!queued)
-			weft__waiter_park(&w); /* a signal already took us: absorb it */
+		take_back(s, &w); /* not holding m is misuse */
 		return rc;
 	}
-	weft__waiter_park(&w);
-	return weft_mutex_lock(m);
+	if (deadline == NO_DEADLINE)
+		weft__waiter_park(&w);
+	else if (!weft__waiter_park_until(&w, WEFT__WAIT_SYNC, deadline) && take_back(s, &w))
+		rc = WEFT_ETIMEDOUT; /* no signal consumed */
+	int lrc = weft_mutex_lock(m);
+	return rc ? rc : lrc;
+}
+
+int weft_cond_wait(weft_cond *c, weft_mutex *m)
+{
+	return wait_until(c, m, NO_DEADLINE);
+}
+
+int weft_cond_wait_until(weft_cond *c, weft_mutex *m, int64_t deadline_ns)
+{
+	return wait_until(c, m, deadline_ns);
 }
 
 static int wake(weft_cond *c, bool all)

@@ -109,10 +109,15 @@ static void push_front(weft__sync *s, weft__waiter *w)
 		s->tail = w;
 }
 
+#define NO_DEADLINE INT64_MAX
+
 /* Queues the caller unless the mutex is free by now. Returns false when it
  * is free (take it); true when the caller waited and was woken, with
- * *owner set when the mutex was handed to it. */
-static bool queue_and_park(weft__sync *s, int64_t *since, bool *awoke, bool starving, bool *owner)
+ * *owner set when the mutex was handed to it, or when its deadline came
+ * while it was queued (*timed_out: it left the queue; nothing else
+ * changed). */
+static bool queue_and_park(weft__sync *s, int64_t *since, bool *awoke, bool starving, bool *owner,
+                           int64_t deadline, bool *timed_out)
 {
 	_Atomic uint32_t *st = word(s);
 	weft__waiter w;
@@ -131,6 +136,7 @@ static bool queue_and_park(weft__sync *s, int64_t *since, bool *awoke, bool star
 			new |= STARVING;
 	} while (!atomic_compare_exchange_weak_explicit(st, &old, new, memory_order_relaxed,
 	                                                memory_order_relaxed));
+	*awoke = false;
 	if (*since) {
 		push_front(s, &w); /* woken before: keep our place */
 	} else {
@@ -138,13 +144,42 @@ static bool queue_and_park(weft__sync *s, int64_t *since, bool *awoke, bool star
 		weft__sync_push(s, &w);
 	}
 	weft__lock_release(&s->lock);
-	weft__waiter_park_sleeping(&w); /* it spun before queueing */
+	if (deadline == NO_DEADLINE) {
+		weft__waiter_park_sleeping(&w); /* it spun before queueing */
+	} else if (!weft__waiter_park_until(&w, WEFT__WAIT_SYNC, deadline)) {
+		weft__lock_acquire(&s->lock);
+		if (weft__sync_remove(s, &w)) {
+			/* Leave the count; a STARVING we set stays for the next
+			 * unlock, which hands off to the new head (or clears it). */
+			atomic_fetch_sub_explicit(st, WAITER, memory_order_relaxed);
+			weft__lock_release(&s->lock);
+			*timed_out = true;
+			return true;
+		}
+		weft__lock_release(&s->lock);
+		weft__waiter_park_sleeping(&w); /* popped: receive that wake-up */
+	}
 	*owner = w.result == HANDED_OFF;
 	*awoke = !*owner;
 	return true;
 }
 
-static void lock_slow(weft__sync *s, uint32_t old)
+/* A woken waiter (owning WOKEN) whose deadline came: takes the mutex if it
+ * is free, else lets WOKEN go (the holder's unlock then wakes another). */
+static int give_up_woken(weft__sync *s)
+{
+	_Atomic uint32_t *st = word(s);
+	uint32_t old = atomic_load_explicit(st, memory_order_relaxed), new;
+	bool take;
+	do {
+		take = !(old & (LOCKED | STARVING));
+		new = (take ? old | LOCKED : old) & ~WOKEN;
+	} while (!atomic_compare_exchange_weak_explicit(st, &old, new, memory_order_acquire,
+	                                                memory_order_relaxed));
+	return take ? 0 : WEFT_ETIMEDOUT;
+}
+
+static int lock_slow(weft__sync *s, uint32_t old, int64_t deadline)
 {
 	_Atomic uint32_t *st = word(s);
 	/* A fiber does not spin: on its worker the holder cannot run meanwhile. */
@@ -157,7 +192,7 @@ static void lock_slow(weft__sync *s, uint32_t old)
 			uint32_t new = (old | LOCKED) & ~(awoke ? WOKEN : 0u);
 			if (atomic_compare_exchange_weak_explicit(
 			            st, &old, new, memory_order_acquire, memory_order_relaxed))
-				return;
+				return 0;
 			continue;
 		}
 		if (!(old & STARVING) && spins < LOCK_SPINS) { /* LOCKED: spin a little */
@@ -166,10 +201,14 @@ static void lock_slow(weft__sync *s, uint32_t old)
 			old = atomic_load_explicit(st, memory_order_relaxed);
 			continue;
 		}
-		bool owner = false;
-		if (queue_and_park(s, &since, &awoke, starving, &owner)) {
+		if (deadline != NO_DEADLINE && now_ns() >= deadline)
+			return awoke ? give_up_woken(s) : WEFT_ETIMEDOUT;
+		bool owner = false, timed_out = false;
+		if (queue_and_park(s, &since, &awoke, starving, &owner, deadline, &timed_out)) {
 			if (owner)
-				return;
+				return 0;
+			if (timed_out)
+				return WEFT_ETIMEDOUT;
 			starving = starving || now_ns() - since > STARVE_NS;
 			spins = weft__tls.fiber ? LOCK_SPINS : 0;
 		}
@@ -177,17 +216,30 @@ static void lock_slow(weft__sync *s, uint32_t old)
 	}
 }
 
-int weft_mutex_lock(weft_mutex *m)
+static int lock_until(weft_mutex *m, int64_t deadline)
 {
 	if (!m)
 		return WEFT_EINVAL;
 	weft__sync *s = WEFT__SYNC(m);
 	held(1);
 	uint32_t old = 0;
-	if (!atomic_compare_exchange_strong_explicit(word(s), &old, LOCKED, memory_order_acquire,
-	                                             memory_order_relaxed))
-		lock_slow(s, old);
-	return 0;
+	if (atomic_compare_exchange_strong_explicit(word(s), &old, LOCKED, memory_order_acquire,
+	                                            memory_order_relaxed))
+		return 0;
+	int rc = lock_slow(s, old, deadline);
+	if (rc)
+		held(-1);
+	return rc;
+}
+
+int weft_mutex_lock(weft_mutex *m)
+{
+	return lock_until(m, NO_DEADLINE);
+}
+
+int weft_mutex_lock_until(weft_mutex *m, int64_t deadline_ns)
+{
+	return lock_until(m, deadline_ns);
 }
 
 int weft_mutex_trylock(weft_mutex *m)

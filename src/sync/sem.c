@@ -41,7 +41,25 @@ int weft_sem_init(weft_sem *s, long count)
 	return 0;
 }
 
-static int take(weft_sem *sem, bool wait)
+#define NO_DEADLINE INT64_MAX
+
+/* A wait whose deadline came: takes w back (0 if it was still queued) or,
+ * if a post popped it, receives that wake-up and its result. Caller does
+ * not hold the lock; returns with it held when w was queued. */
+static bool took_back(weft__sync *s, weft__waiter *w)
+{
+	weft__lock_acquire(&s->lock);
+	if (weft__sync_remove(s, w)) {
+		if (!s->head)
+			s->state &= ~STARVING; /* it was ours */
+		return true;
+	}
+	weft__lock_release(&s->lock);
+	weft__waiter_park(w);
+	return false;
+}
+
+static int take(weft_sem *sem, bool wait, int64_t deadline)
 {
 	if (!sem)
 		return WEFT_EINVAL;
@@ -52,9 +70,9 @@ static int take(weft_sem *sem, bool wait)
 		weft__lock_release(&s->lock);
 		return 0;
 	}
-	if (!wait) {
+	if (!wait || (deadline != NO_DEADLINE && now_ns() >= deadline)) {
 		weft__lock_release(&s->lock);
-		return WEFT_EAGAIN;
+		return wait ? WEFT_ETIMEDOUT : WEFT_EAGAIN;
 	}
 	int64_t since = now_ns();
 	weft__waiter w;
@@ -62,7 +80,13 @@ static int take(weft_sem *sem, bool wait)
 	weft__sync_push(s, &w);
 	for (;;) {
 		weft__lock_release(&s->lock);
-		weft__waiter_park(&w);
+		if (deadline == NO_DEADLINE) {
+			weft__waiter_park(&w);
+		} else if (!weft__waiter_park_until(&w, WEFT__WAIT_SYNC, deadline) &&
+		           took_back(s, &w)) {
+			weft__lock_release(&s->lock);
+			return WEFT_ETIMEDOUT;
+		}
 		if (w.result == HANDED_OFF)
 			return 0;
 		/* Woken to compete: the post counted its unit. */
@@ -71,6 +95,10 @@ static int take(weft_sem *sem, bool wait)
 			sem->count_--;
 			weft__lock_release(&s->lock);
 			return 0;
+		}
+		if (deadline != NO_DEADLINE && now_ns() >= deadline) {
+			weft__lock_release(&s->lock);
+			return WEFT_ETIMEDOUT; /* not queued: nothing to undo */
 		}
 		if (now_ns() - since > STARVE_NS)
 			s->state |= STARVING;
@@ -84,12 +112,17 @@ static int take(weft_sem *sem, bool wait)
 
 int weft_sem_wait(weft_sem *s)
 {
-	return take(s, true);
+	return take(s, true, NO_DEADLINE);
+}
+
+int weft_sem_wait_until(weft_sem *s, int64_t deadline_ns)
+{
+	return take(s, true, deadline_ns);
 }
 
 int weft_sem_trywait(weft_sem *s)
 {
-	return take(s, false);
+	return take(s, false, NO_DEADLINE);
 }
 
 int weft_sem_post(weft_sem *sem)
