@@ -5,9 +5,11 @@
  *
  * For each model: a task and a plain thread each wait with a deadline
  * timeout-us ahead, reps times, on a task that never finishes in time
- * (weft_wait_until), its group (weft_group_wait_until) and an empty
- * channel (weft_chan_recv_until); the lateness (return time - deadline) is
- * reported as median and maximum. Then `delayed` tasks are posted with
+ * (weft_wait_until), its group (weft_group_wait_until), an empty channel
+ * (weft_chan_recv_until), a mutex held throughout (weft_mutex_lock_until),
+ * a condition nobody signals (weft_cond_wait_until) and an empty semaphore
+ * (weft_sem_wait_until); the lateness (return time - deadline) is reported
+ * as median and maximum. Then `delayed` tasks are posted with
  * weft_post_at at random deadlines over 50 ms: how many ran early (must be
  * 0), how many out of deadline order at 1 worker, and the median and
  * maximum lateness of their start. */
@@ -44,32 +46,65 @@ static void blocker(void *arg)
 		weft_sleep_ns(1000000);
 }
 
+enum { KINDS = 6 };
+static const char *const kind_name[KINDS] = {"wait_until",      "group_wait_until",
+                                             "chan_recv_until", "mutex_lock_until",
+                                             "cond_wait_until", "sem_wait_until"};
+
 typedef struct probe {
 	weft_task *target;
 	weft_group *group;
 	weft_chan *chan;
+	weft_mutex *held; /* locked by main for the whole measurement */
 	int64_t *late;
 } probe;
 
-/* reps timed waits of each kind; lateness into late[0 .. 3*reps). */
+static void fail_if(int rc, const char *what)
+{
+	if (rc != WEFT_ETIMEDOUT) {
+		fprintf(stderr, "timed_waits: %s did not time out (%s)\n", what, weft_err_name(rc));
+		exit(1);
+	}
+}
+
+/* reps timed waits of each kind; lateness into late[k * reps + i]. */
 static void measure(void *arg)
 {
 	probe *p = arg;
+	weft_mutex own;
+	weft_cond cv;
+	weft_sem sem;
+	weft_mutex_init(&own);
+	weft_cond_init(&cv);
+	weft_sem_init(&sem, 0);
 	for (int i = 0; i < reps; i++) {
-		int64_t d = weft_clock_ns() + timeout_ns;
-		int rc = weft_wait_until(p->target, d);
-		p->late[i] = weft_clock_ns() - d;
-		d = weft_clock_ns() + timeout_ns;
-		int rc2 = weft_group_wait_until(p->group, d);
-		p->late[reps + i] = weft_clock_ns() - d;
-		int v;
-		d = weft_clock_ns() + timeout_ns;
-		int rc3 = weft_chan_recv_until(p->chan, &v, d);
-		p->late[2 * reps + i] = weft_clock_ns() - d;
-		if (rc != WEFT_ETIMEDOUT || rc2 != WEFT_ETIMEDOUT || rc3 != WEFT_ETIMEDOUT) {
-			fprintf(stderr, "timed_waits: a wait did not time out (%s, %s, %s)\n",
-			        weft_err_name(rc), weft_err_name(rc2), weft_err_name(rc3));
-			exit(1);
+		for (int k = 0; k < KINDS; k++) {
+			int v, rc = 0;
+			int64_t d = weft_clock_ns() + timeout_ns;
+			switch (k) {
+			case 0:
+				rc = weft_wait_until(p->target, d);
+				break;
+			case 1:
+				rc = weft_group_wait_until(p->group, d);
+				break;
+			case 2:
+				rc = weft_chan_recv_until(p->chan, &v, d);
+				break;
+			case 3:
+				rc = weft_mutex_lock_until(p->held, d);
+				break;
+			case 4:
+				weft_mutex_lock(&own);
+				rc = weft_cond_wait_until(&cv, &own, d);
+				weft_mutex_unlock(&own);
+				break;
+			case 5:
+				rc = weft_sem_wait_until(&sem, d);
+				break;
+			}
+			p->late[k * reps + i] = weft_clock_ns() - d;
+			fail_if(rc, kind_name[k]);
 		}
 	}
 }
@@ -122,9 +157,12 @@ static int run_model(weft_model model)
 	weft_post_in(rt, &g, &block);
 	weft_chan ch;
 	weft_chan_init(&ch, sizeof(int), 0, NULL);
-	int64_t *late = malloc(sizeof(int64_t) * 3 * (size_t)reps * 2);
-	probe in_task = {&block, &g, &ch, late};
-	probe in_thread = {&block, &g, &ch, late + 3 * reps};
+	weft_mutex held;
+	weft_mutex_init(&held);
+	weft_mutex_lock(&held);
+	int64_t *late = malloc(sizeof(int64_t) * KINDS * (size_t)reps * 2);
+	probe in_task = {&block, &g, &ch, &held, late};
+	probe in_thread = {&block, &g, &ch, &held, late + KINDS * reps};
 	weft_task t;
 	weft_task_init(&t, measure, &in_task);
 	weft_post(rt, &t);
@@ -132,12 +170,12 @@ static int run_model(weft_model model)
 	pthread_create(&th, NULL, measure_thread, &in_thread);
 	weft_wait(&t);
 	pthread_join(th, NULL);
-	static const char *what[] = {"wait_until", "group_wait_until", "chan_recv_until"};
+	weft_mutex_unlock(&held);
 	char label[64];
-	for (int k = 0; k < 3; k++) {
-		snprintf(label, sizeof(label), "%s (task)", what[k]);
+	for (int k = 0; k < KINDS; k++) {
+		snprintf(label, sizeof(label), "%s (task)", kind_name[k]);
 		report(name, label, in_task.late + k * reps, reps);
-		snprintf(label, sizeof(label), "%s (thread)", what[k]);
+		snprintf(label, sizeof(label), "%s (thread)", kind_name[k]);
 		report(name, label, in_thread.late + k * reps, reps);
 	}
 	atomic_store(&release_blocker, 1);
