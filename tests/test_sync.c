@@ -90,8 +90,17 @@ static void mutex_misuse(void)
 	assert_rc(0, weft_mutex_unlock(&m));
 }
 
-/* Threads queue on a held mutex one by one (started 30 ms apart); each
- * unlock must hand it to the longest waiter. */
+/* Threads queue on a held mutex one by one, each started once the one
+ * before it is queued (the mutex's waiter count, read from its private
+ * state word: on a loaded machine a thread started 30 ms after another
+ * can still reach lock() first); each unlock wakes the longest waiter,
+ * and with nobody barging in they are served in arrival order. */
+static unsigned queued_on(weft_mutex *m)
+{
+	/* mutex.c: the count of queued waiters is state / 8. */
+	return atomic_load((_Atomic uint32_t *)&m->state_) / 8;
+}
+
 enum { FIFO_THREADS = 5 };
 static int fifo_order[FIFO_THREADS], fifo_pos; /* guarded by mu */
 
@@ -111,7 +120,10 @@ static void mutex_fifo(void)
 	pthread_t th[FIFO_THREADS];
 	for (int i = 0; i < FIFO_THREADS; i++) {
 		wt_thread_start(&th[i], fifo_thread, (void *)(intptr_t)i);
-		wt_sleep_ms(30);
+		double end = wt_now() + WT_PATIENCE_S;
+		while (queued_on(&mu) < (unsigned)i + 1 && wt_now() < end)
+			wt_sleep_ms(1);
+		assert_int_equal(i + 1, queued_on(&mu));
 	}
 	assert_rc(0, weft_mutex_unlock(&mu));
 	for (int i = 0; i < FIFO_THREADS; i++)
