@@ -12,10 +12,11 @@
  * "Valid sudoku map." or "Invalid sudoku map." and the failing units.
  *
  * Batch: the file is mapped and cut into chunks at line starts, about
- * 256 KiB each and at least 8 per worker. Pass 1 (a task per chunk) counts
+ * 256 KiB each and at least 8 per worker. Pass 1 (weft_parallel_for over
+ * the chunks, one chunk per iteration) counts
  * lines and grid lines; a prefix sum gives each chunk its first line and
  * grid number and, for 9-line blocks, how many lines at its start finish the
- * previous chunk's grid. Pass 2 (a task per chunk) parses and checks its
+ * previous chunk's grid. Pass 2 (another such loop) parses and checks its
  * grids, listing the invalid ones in the chunk's own array. No task touches
  * another's data, so the hot path has no shared counter; the main thread
  * adds up and prints in file order. The format is in parse.h.
@@ -332,28 +333,26 @@ static int grid_from_file(const char *name)
 
 /* ------------------------------------------------------------ batch */
 
-static void count_task(void *arg)
+/* A pass runs one function over every chunk: a parallel loop with a grain
+ * of one chunk (each is about 256 KiB of input). */
+typedef struct pass {
+	sudoku_chunk *chunks;
+	void (*fn)(sudoku_chunk *c);
+} pass;
+
+static void pass_range(size_t lo, size_t hi, void *arg)
 {
-	sudoku_chunk_count(arg);
+	pass *p = arg;
+	for (size_t i = lo; i < hi; i++)
+		p->fn(&p->chunks[i]);
 }
 
-static void parse_task(void *arg)
+static int run_pass(weft_rt *rt, sudoku_chunk *chunks, size_t n, void (*fn)(sudoku_chunk *c))
 {
-	sudoku_chunk_parse(arg);
-}
-
-static int run_pass(weft_rt *rt, weft_task *tasks, sudoku_chunk *chunks, size_t n, weft_fn fn)
-{
-	weft_group g;
-	weft_group_init(&g);
-	int err = 0;
-	for (size_t i = 0; i < n && err == 0; i++) {
-		weft_task_init(&tasks[i], fn, &chunks[i]);
-		err = cli_post(rt, &g, &tasks[i], fn, &chunks[i]);
-	}
-	weft_group_wait(&g);
+	pass p = {chunks, fn};
+	int err = weft_parallel_for(rt, 0, n, 1, pass_range, &p);
 	if (err != 0)
-		fprintf(stderr, "%s: cannot post a task: %s\n", prog, weft_strerror(err));
+		fprintf(stderr, "%s: cannot run the pass: %s\n", prog, weft_strerror(err));
 	return err;
 }
 
@@ -379,9 +378,8 @@ static int batch(const char *name, bool quiet)
 		n = 1;
 	size_t *bounds = malloc((n + 1) * sizeof(*bounds));
 	sudoku_chunk *chunks = calloc(n, sizeof(*chunks));
-	weft_task *tasks = calloc(n, sizeof(*tasks));
 	int status = 2;
-	if (!bounds || !chunks || !tasks) {
+	if (!bounds || !chunks) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		goto out;
 	}
@@ -393,14 +391,14 @@ static int batch(const char *name, bool quiet)
 		                           .end = bounds[i + 1],
 		                           .fmt = fmt,
 		                           .keep_invalid = !quiet};
-	if (run_pass(rt, tasks, chunks, n, count_task) != 0)
+	if (run_pass(rt, chunks, n, sudoku_chunk_count) != 0)
 		goto out;
 	uint64_t gridlines = 0;
 	for (size_t i = 0; i < n; i++) {
 		chunks[i].skip = (unsigned)((9 - gridlines % 9) % 9);
 		gridlines += chunks[i].gridlines;
 	}
-	if (run_pass(rt, tasks, chunks, n, parse_task) != 0)
+	if (run_pass(rt, chunks, n, sudoku_chunk_parse) != 0)
 		goto out;
 	double t1 = cli_now_ms();
 
@@ -432,7 +430,6 @@ out:
 	if (chunks)
 		for (size_t i = 0; i < n; i++)
 			sudoku_chunk_free(&chunks[i]);
-	free(tasks);
 	free(chunks);
 	free(bounds);
 	close_input(&in);
