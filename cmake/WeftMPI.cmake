@@ -3,7 +3,8 @@
 #
 #   WEFT_MPI        option, default ON: build weft-mpi when MPI is found
 #   WEFT_HAVE_MPI   TRUE when it is built (apps/, tests/mpi, bench/mpi read it)
-#   weft_mpi        static library, links weft_static and MPI::MPI_C
+#   weft_mpi        static library, links weft_static and MPI::MPI_C;
+#                   installed as libweft_mpi.a
 #   WEFT_MPIEXEC    mpiexec with the flags every local run needs (ctest, bench):
 #                   --oversubscribe (2 CPUs, 4 ranks) and, as root, Open MPI's
 #                   --allow-run-as-root
@@ -27,6 +28,9 @@ if(WEFT_HAVE_MPI)
 	add_library(weft_mpi STATIC "${PROJECT_SOURCE_DIR}/mpi/weft_mpi.c")
 	target_link_libraries(weft_mpi PUBLIC weft_static MPI::MPI_C Threads::Threads)
 	target_compile_definitions(weft_mpi PRIVATE _GNU_SOURCE)
+	# Installed beside libweft.a (weft/mpi.h goes with the other headers);
+	# link a consumer with -lweft_mpi -lweft and MPI's flags (mpicc).
+	install(TARGETS weft_mpi ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 	set(WEFT_MPIEXEC "${MPIEXEC_EXECUTABLE}")
 	execute_process(COMMAND "${MPIEXEC_EXECUTABLE}" --version
 		OUTPUT_VARIABLE _mpiexec_version ERROR_QUIET)
