@@ -2,6 +2,7 @@
  * on weft's native API.
  *
  *   weft-matmul [--seed S] [--samples K | --check-all] [--portable] [n]
+ *   mpirun -n R weft-matmul --mpi [--seed S] [--samples K] [n]
  *
  * Multiplies two random n x n matrices of doubles (uniform in [-1, 1), from
  * the seed) and reports the time and GFLOP/s. Every phase is a set of tasks
@@ -21,6 +22,10 @@
  * result is checked against a naive dot product on K sampled entries
  * (default 1000, or every entry with --check-all, the default for n <= 256),
  * within the rounding bound 2 n eps sum |a_ik b_kj|.
+ *
+ * With --mpi (built when weft-mpi is, docs/mpi.md) the bands of rows are
+ * spread over the MPI ranks and the bands of B passed round a ring, each
+ * transfer overlapped with the tiles of the current band (mpi_main below).
  *
  * Exit status: 0 verified, 1 verification failed, 2 usage or start-up
  * error. */

@@ -3,6 +3,7 @@
  *
  *   weft-psort [--parts K] [--seed S] [--no-compare] [--print] [N]
  *   weft-psort [--parts K] --file FILE [--output OUT] ...
+ *   mpirun -n R weft-psort --mpi [--parts K] [--seed S] [N]
  *
  * Sorts N 32-bit ints (random from the seed, or read from FILE) in four
  * phases, each a set of tasks waited for as a group:
@@ -22,6 +23,10 @@
  * so 1 and 2 workers run exactly the same tasks (the bar compares them). With --compare (the default) the same tasks are then run
  * inline on the calling thread, and qsort on a copy, and the speedups
  * printed. Tasks write disjoint slices; nothing is shared on the hot path.
+ *
+ * With --mpi (built when weft-mpi is, docs/mpi.md) the N ints are spread
+ * over the MPI ranks: mpi_main below sorts each rank's share with the same
+ * phases, exchanges by sampled splitters and merges what it received.
  *
  * Exit status: 0 sorted and verified, 1 verification failed, 2 usage, input
  * or start-up error (with the file and line of bad input). */
