@@ -182,7 +182,7 @@ static double check_entry(const problem_t *p, size_t i, size_t j)
  * weft_mpi_waitall, so communication overlaps computation. */
 typedef struct dist {
 	size_t n, np, size;
-	size_t *band;  /* band k is rows [band[k], band[k+1]) */
+	size_t row0;   /* this rank's first row */
 	double *a, *c; /* this rank's band of A and C: rows x np */
 	uint64_t seed;
 	mm_kernel_fn *kernel;
@@ -203,7 +203,7 @@ static void dist_fill_job(void *arg)
 	djob_t *j = arg;
 	const dist_t *d = j->d;
 	for (size_t i = j->lo; i < j->hi; i++) {
-		size_t gi = d->band[0] + i; /* set per rank: see mpi_main */
+		size_t gi = d->row0 + i;
 		for (size_t k = 0; k < d->n && gi < d->n; k++) {
 			d->a[i * d->np + k] = entry(d->seed, 0, gi, k);
 			j->out[i * d->np + k] = entry(d->seed, 1, gi, k);
@@ -292,8 +292,7 @@ static int mpi_main(int *argc, char ***argv, size_t n, uint64_t seed, uint64_t s
 	size_t row0 = bands[r], rows = bands[r + 1] - bands[r], maxkb = 0;
 	for (size_t k = 0; k < size; k++)
 		maxkb = bands[k + 1] - bands[k] > maxkb ? bands[k + 1] - bands[k] : maxkb;
-	size_t local_bands[2] = {row0, 0};
-	d.band = local_bands; /* fill reads band[0]: this rank's first row */
+	d.row0 = row0;
 	size_t tiles_m = (rows + TILE_M - 1) / TILE_M, tiles_n = (np + TILE_N - 1) / TILE_N;
 	size_t ntiles = tiles_m * tiles_n, panels = np / MM_NR;
 	size_t nbands = 8 * (size_t)cfg.workers < 64 ? 64 : 8 * (size_t)cfg.workers;
