@@ -178,6 +178,11 @@ static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 /* Runs an unstarted task on the calling loop fiber f. */
 static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
 {
+	/* A loop fiber runs no task of its own: whatever weft__tls.task says
+	 * now is left from the fiber that ran before (maybe a task since
+	 * freed), and run_task would restore it when t ends, where a tick
+	 * would charge it. */
+	weft__tls.task = NULL;
 	weft__tls.nopreempt = 0;
 	weft__tls.mutexes_held = 0;
 	run_on(w, f, t);
