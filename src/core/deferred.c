@@ -15,7 +15,6 @@
  * it is released, which is how weft_cancel knows to look for it here. */
 #include <limits.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/completion.h"
 #include "core/futex.h"
@@ -44,13 +43,6 @@ typedef struct weft__delays {
 	 * changes when an earlier one arrives or at stop. */
 	_Atomic uint32_t seq;
 } weft__delays;
-
-static int64_t clock_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------ release */
 
@@ -160,7 +152,7 @@ static void *timer_main(void *arg)
 	weft__delays *d = rt->delays;
 	pthread_mutex_lock(&d->lock);
 	while (!d->stop) {
-		int64_t now = clock_ns(), wait = -1;
+		int64_t now = weft_clock_ns(), wait = -1;
 		weft_task *due = NULL, **tail = &due;
 		while (d->len > 0 && d->heap[0].due <= now) {
 			weft_task *t = d->heap[0].t;

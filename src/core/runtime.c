@@ -189,6 +189,17 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 	return 0;
 }
 
+/* Until every task posted so far, deferred ones included, has finished:
+ * held tasks first, since each enters the model before it stops counting
+ * as held; once none is held the model sees them all. */
+static void wait_quiet(weft_rt *rt)
+{
+	do {
+		weft__deferred_wait(rt);
+		rt->model->wait_all(rt);
+	} while (atomic_load(&rt->deferred) > 0);
+}
+
 int weft_rt_destroy(weft_rt *rt)
 {
 	return weft_rt_destroy_ex(rt, WEFT_DESTROY_DRAIN, NULL);
@@ -232,10 +243,7 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	if (mode == WEFT_DESTROY_CANCEL)
 		weft__deferred_cancel_all(rt);
 	weft__external_drain(&rt->done);
-	do {
-		weft__deferred_wait(rt);
-		rt->model->wait_all(rt);
-	} while (atomic_load(&rt->deferred) > 0);
+	wait_quiet(rt);
 	rt->model->stop(rt);
 	weft__deferred_release(rt);
 	weft_stats s;
@@ -284,6 +292,16 @@ void weft__release_capacity(weft_rt *rt, long n)
 
 /* ------------------------------------------------------------ post */
 
+/* t joins g: one more unfinished task, and the in-flight bits of this post
+ * (weft_group_wait in a forked child tells the parent's tasks by them). */
+static void join_group(weft_group *g)
+{
+	atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
+	                          memory_order_relaxed);
+	atomic_store_explicit((_Atomic uint32_t *)&g->sign_, weft__in_flight_bits(),
+	                      memory_order_relaxed);
+}
+
 /* Queues t, already marked QUEUED (state `old` before): capacity, group,
  * observation, then the model's submit. count_rejected: a refusal counts in
  * stats.rejected (not for the tries weft_post_wait makes while it waits for
@@ -305,12 +323,8 @@ static int enqueue(weft_rt *rt, weft_group *g, weft_task *t, uint32_t old, bool 
 	WEFT__PROBE2(task__post, t, rt);
 	t->quanta_ = 0;
 	t->epoch_ = 0; /* mlfq: a new arrival, placed by its priority */
-	if (g) {
-		atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
-		                          memory_order_relaxed);
-		atomic_store_explicit((_Atomic uint32_t *)&g->sign_, weft__in_flight_bits(),
-		                      memory_order_relaxed);
-	}
+	if (g)
+		join_group(g);
 	int rc = rt->model->submit(rt, t, from_task); /* releases capacity if it refuses */
 	if (rc) {
 		if (g)
@@ -402,12 +416,8 @@ static int post_deferred(weft_rt *rt, weft_group *g, weft_task *t, int64_t deadl
 		rc = WEFT_EFULL;
 	if (rc == 0) {
 		t->group_ = g;
-		if (g) {
-			atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
-			                          memory_order_relaxed);
-			atomic_store_explicit((_Atomic uint32_t *)&g->sign_, weft__in_flight_bits(),
-			                      memory_order_relaxed);
-		}
+		if (g)
+			join_group(g);
 		t->epoch_ = 0;
 		atomic_fetch_add(&rt->deferred, 1);
 		rc = after ? weft__defer_after(rt, t, after, n)
@@ -488,12 +498,7 @@ int weft_wait_all(weft_rt *rt)
 		return WEFT_EDEADLK;
 	if ((rc = weft__rt_enter(rt)) != 0)
 		return rc;
-	/* Held tasks first: each enters the model before it stops counting
-	 * as held, so once none is held the model sees them all. */
-	do {
-		weft__deferred_wait(rt);
-		rt->model->wait_all(rt);
-	} while (atomic_load(&rt->deferred) > 0);
+	wait_quiet(rt);
 	weft__rt_leave(rt);
 	return 0;
 }
