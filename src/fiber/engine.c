@@ -380,9 +380,11 @@ bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadl
 {
 	weft__fworker *w = f->home;
 	weft__tls.nopreempt++;
-	int64_t now = clock_now(w), real = now_ns();
+	/* The deadline is on the real clock; only a virtual clock needs it
+	 * moved, since now_ns() read twice may differ by a preemption. */
+	int64_t due = w->virtual_time ? w->vnow + (deadline_ns - now_ns()) : deadline_ns;
 	f->wait_result = 0;
-	weft__timers_add(&w->timers, &f->timer, now + (deadline_ns - real));
+	weft__timers_add(&w->timers, &f->timer, due);
 	/* The timer and the waker may both unpark it: the second wake-up
 	 * lands while it is queued (READY_WOKEN) and must be kept. */
 	f->rewakable = true;
