@@ -260,5 +260,51 @@ static void fib_worker_index(void)
 	run_fib(JOIN_GROUP, true);
 }
 
+/* ------------------------------------------------------------ deep */
+
+/* (e) A chain: each task posts the next and waits for it, deeper than a
+ * worker's stack can nest waits (a few hundred bytes a level in release,
+ * more under the sanitizers, against 8 MiB). A kernel-thread worker that
+ * runs the child inside its wait runs out of stack long before the end;
+ * it must go on from a fresh stack, not sleep with the child queued and
+ * nobody to take it (the hang of a grain-1 parallel loop). Every task
+ * checks weft_worker_index() as it starts. */
+#if defined(__SANITIZE_THREAD__)
+#define CHAIN_DEPTH 5000 /* TSan: memory grows with the depth of the calls */
+#else
+#define CHAIN_DEPTH (WT_SANITIZER ? 40000 : 100000)
+#endif
+
+static weft_task *chain;
+
+static void chain_fn(void *arg)
+{
+	long i = (long)(intptr_t)arg;
+	atomic_fetch_add(&started, 1);
+	check_index();
+	if (i + 1 < CHAIN_DEPTH) {
+		WT_CHECK_RC(0, weft_task_init(&chain[i + 1], chain_fn, (void *)(intptr_t)(i + 1)));
+		WT_CHECK_RC(0, weft_post(weft_rt_current(), &chain[i + 1]));
+		WT_CHECK_RC(0, weft_wait(&chain[i + 1]));
+	}
+	atomic_fetch_add(&finished, 1);
+}
+
+static void deep_chain(void)
+{
+	chain = calloc(CHAIN_DEPTH, sizeof(*chain)); /* left to the process if it hangs */
+	assert_non_null(chain);
+	weft_rt *rt = create();
+	fib_workers = wt_workers(rt);
+	assert_rc(0, weft_task_init(&chain[0], chain_fn, (void *)(intptr_t)0));
+	assert_rc(0, weft_post(rt, &chain[0]));
+	weft_task *t = &chain[0];
+	wait_or_fail(&t, 1, "a chain of tasks each waiting for the next", CHAIN_DEPTH);
+	assert_int_equal(atomic_load(&finished), CHAIN_DEPTH);
+	assert_int_equal(atomic_load(&fib_bad_index), 0);
+	assert_rc(0, weft_rt_destroy(rt));
+	free(chain);
+}
+
 WT_CASES(WT_CASE(parents_wait), WT_CASE(wait_inside), WT_CASE(fib_group), WT_CASE(fib_wait),
-         WT_CASE(fib_worker_index));
+         WT_CASE(fib_worker_index), WT_CASE(deep_chain));

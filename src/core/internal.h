@@ -292,9 +292,9 @@ typedef struct weft__thread_ctx {
 	 * behind it (a convoy: FIFO hand-off then costs a switch per lock). */
 	int mutexes_held;
 	unsigned mutex_locks; /* acquisitions so far: tells one hold from the next */
-	/* Kernel-thread workers run queued tasks while they wait (task.c), as
-	 * long as this much of the thread's stack, lowest address first, is
-	 * left; found on the first wait (0: not yet). */
+	/* The lowest address of the thread's stack: a kernel-thread worker
+	 * runs queued tasks while it waits (task.c) and hands over to a fresh
+	 * stack when it gets near; found on the first wait (0: not yet). */
 	uintptr_t stack_low;
 } weft__thread_ctx;
 
