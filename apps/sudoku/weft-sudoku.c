@@ -13,7 +13,7 @@
  *
  * Batch: the file is mapped and cut into chunks at line starts, about
  * 256 KiB each and at least 8 per worker. Pass 1 (weft_parallel_for over
- * the chunks, one chunk per iteration) counts
+ * the chunks, one chunk per iteration, inside one task) counts
  * lines and grid lines; a prefix sum gives each chunk its first line and
  * grid number and, for 9-line blocks, how many lines at its start finish the
  * previous chunk's grid. Pass 2 (another such loop) parses and checks its
@@ -334,10 +334,15 @@ static int grid_from_file(const char *name)
 /* ------------------------------------------------------------ batch */
 
 /* A pass runs one function over every chunk: a parallel loop with a grain
- * of one chunk (each is about 256 KiB of input). */
+ * of one chunk (each is about 256 KiB of input). The loop runs inside a
+ * task: called from main, weft_parallel_for would have main take part too,
+ * and WEFT_WORKERS=1 would then check on two CPUs. */
 typedef struct pass {
+	weft_rt *rt;
 	sudoku_chunk *chunks;
+	size_t n;
 	void (*fn)(sudoku_chunk *c);
+	int err;
 } pass;
 
 static void pass_range(size_t lo, size_t hi, void *arg)
@@ -347,10 +352,23 @@ static void pass_range(size_t lo, size_t hi, void *arg)
 		p->fn(&p->chunks[i]);
 }
 
+static void pass_task(void *arg)
+{
+	pass *p = arg;
+	p->err = weft_parallel_for(p->rt, 0, p->n, 1, pass_range, p);
+}
+
 static int run_pass(weft_rt *rt, sudoku_chunk *chunks, size_t n, void (*fn)(sudoku_chunk *c))
 {
-	pass p = {chunks, fn};
-	int err = weft_parallel_for(rt, 0, n, 1, pass_range, &p);
+	pass p = {.rt = rt, .chunks = chunks, .n = n, .fn = fn};
+	weft_task t;
+	int err = weft_task_init(&t, pass_task, &p);
+	if (err == 0)
+		err = weft_post_wait(rt, &t);
+	if (err == 0)
+		err = weft_wait(&t);
+	if (err == 0)
+		err = p.err;
 	if (err != 0)
 		fprintf(stderr, "%s: cannot run the pass: %s\n", prog, weft_strerror(err));
 	return err;
