@@ -12,7 +12,11 @@
  * part, and no shared cache line is written per chunk. With a grain > 0 a sub-range
  * is split while it holds more than `grain` iterations, so the body sees at
  * most `grain` iterations per call and, unless the whole range is smaller,
- * more than grain / 2. docs/parallel.md has the details and the numbers. */
+ * more than grain / 2. A thread outside the workers that calls it works on
+ * the loop too, as OpenMP's master thread and oneTBB's calling thread do:
+ * the loop then runs on workers + 1 threads; to hold a program to
+ * WEFT_WORKERS threads, call it from a task. docs/parallel.md has the
+ * details and the numbers. */
 #ifndef WEFT_PARALLEL_H
 #define WEFT_PARALLEL_H
 
