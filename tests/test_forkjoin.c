@@ -270,7 +270,7 @@ static void fib_worker_index(void)
  * nobody to take it (the hang of a grain-1 parallel loop). Every task
  * checks weft_worker_index() as it starts. */
 #if defined(__SANITIZE_THREAD__)
-#define CHAIN_DEPTH 5000 /* TSan: memory grows with the depth of the calls */
+#define CHAIN_DEPTH 2000 /* TSan: time and memory grow with the depth of the calls */
 #else
 #define CHAIN_DEPTH (WT_SANITIZER ? 40000 : 100000)
 #endif
