@@ -19,12 +19,10 @@ int weft_cond_init(weft_cond *c)
  * signal. Returns whether w was still queued. */
 static bool take_back(weft__sync *s, weft__waiter *w)
 {
-	weft__lock_acquire(&s->lock);
-	bool queued = weft__sync_remove(s, w);
+	if (!weft__sync_take_back(s, w))
+		return false;
 	weft__lock_release(&s->lock);
-	if (!queued)
-		weft__waiter_park(w);
-	return queued;
+	return true;
 }
 
 static int wait_until(weft_cond *c, weft_mutex *m, int64_t deadline)

@@ -146,18 +146,14 @@ static bool queue_and_park(weft__sync *s, int64_t *since, bool *awoke, bool star
 	weft__lock_release(&s->lock);
 	if (deadline == NO_DEADLINE) {
 		weft__waiter_park_sleeping(&w); /* it spun before queueing */
-	} else if (!weft__waiter_park_until(&w, WEFT__WAIT_SYNC, deadline)) {
-		weft__lock_acquire(&s->lock);
-		if (weft__sync_remove(s, &w)) {
-			/* Leave the count; a STARVING we set stays for the next
-			 * unlock, which hands off to the new head (or clears it). */
-			atomic_fetch_sub_explicit(st, WAITER, memory_order_relaxed);
-			weft__lock_release(&s->lock);
-			*timed_out = true;
-			return true;
-		}
+	} else if (!weft__waiter_park_until(&w, WEFT__WAIT_SYNC, deadline) &&
+	           weft__sync_take_back(s, &w)) {
+		/* Leave the count; a STARVING we set stays for the next unlock,
+		 * which hands off to the new head (or clears it). */
+		atomic_fetch_sub_explicit(st, WAITER, memory_order_relaxed);
 		weft__lock_release(&s->lock);
-		weft__waiter_park_sleeping(&w); /* popped: receive that wake-up */
+		*timed_out = true;
+		return true;
 	}
 	*owner = w.result == HANDED_OFF;
 	*awoke = !*owner;

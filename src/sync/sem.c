@@ -48,15 +48,11 @@ int weft_sem_init(weft_sem *s, long count)
  * not hold the lock; returns with it held when w was queued. */
 static bool took_back(weft__sync *s, weft__waiter *w)
 {
-	weft__lock_acquire(&s->lock);
-	if (weft__sync_remove(s, w)) {
-		if (!s->head)
-			s->state &= ~STARVING; /* it was ours */
-		return true;
-	}
-	weft__lock_release(&s->lock);
-	weft__waiter_park(w);
-	return false;
+	if (!weft__sync_take_back(s, w))
+		return false;
+	if (!s->head)
+		s->state &= ~STARVING; /* it was ours */
+	return true;
 }
 
 static int take(weft_sem *sem, bool wait, int64_t deadline)

@@ -153,7 +153,7 @@ void weft__waiter_unpark(weft__waiter *w)
 		weft__futex_wake(&w->woken, 1);
 }
 
-bool weft__sync_remove(weft__sync *s, weft__waiter *w)
+static bool sync_remove(weft__sync *s, weft__waiter *w)
 {
 	weft__waiter *prev = NULL;
 	for (weft__waiter *x = s->head; x; prev = x, x = x->next) {
@@ -170,20 +170,25 @@ bool weft__sync_remove(weft__sync *s, weft__waiter *w)
 	return false;
 }
 
+bool weft__sync_take_back(weft__sync *s, weft__waiter *w)
+{
+	weft__lock_acquire(&s->lock);
+	if (sync_remove(s, w))
+		return true;
+	weft__lock_release(&s->lock);
+	weft__waiter_park(w);
+	return false;
+}
+
 int weft__sync_wait_until(weft__sync *s, void *data, int64_t deadline_ns)
 {
 	weft__waiter w;
 	weft__waiter_init(&w, data);
 	weft__sync_push(s, &w);
 	weft__lock_release(&s->lock);
-	if (weft__waiter_park_until(&w, WEFT__WAIT_SYNC, deadline_ns))
-		return w.result;
-	weft__lock_acquire(&s->lock);
-	if (weft__sync_remove(s, &w))
+	if (!weft__waiter_park_until(&w, WEFT__WAIT_SYNC, deadline_ns) &&
+	    weft__sync_take_back(s, &w))
 		return WEFT_ETIMEDOUT; /* lock held: the caller fixes its state */
-	/* A waker took it first and is about to hand over: receive that. */
-	weft__lock_release(&s->lock);
-	weft__waiter_park(&w);
 	return w.result;
 }
 

@@ -126,9 +126,11 @@ static inline void weft__sync_unpark_list(weft__waiter *list)
 /* Queues a waiter, releases the lock and parks; returns the waker's result. */
 int weft__sync_wait(weft__sync *s, void *data);
 
-/* Takes w off s's queue (caller holds the lock): false when it is not
- * there (a waker popped it and will unpark it). */
-bool weft__sync_remove(weft__sync *s, weft__waiter *w);
+/* After a timed park of w on s ran out: takes w off s's queue and returns
+ * true with s's lock held (the caller fixes its state, then unlocks); or,
+ * when a waker popped w first, receives that wake-up (w->result is the
+ * waker's) and returns false without the lock. */
+bool weft__sync_take_back(weft__sync *s, weft__waiter *w);
 
 /* weft__sync_wait until CLOCK_MONOTONIC deadline_ns: the waker's result,
  * or WEFT_ETIMEDOUT with the lock held again and the waiter taken off the
