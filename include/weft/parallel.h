@@ -22,6 +22,7 @@
 
 #include "export.h"
 #include "runtime.h"
+#include "task.h"
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -62,6 +63,34 @@ typedef void (*weft_range_fn)(size_t lo, size_t hi, void *arg);
  * runs on. docs/parallel.md has more. */
 WEFT_EXTERN int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain,
                                   weft_range_fn body, void *arg);
+
+/** weft_fork_join runs a(a_arg) and b(b_arg), possibly at the same time,
+ * and returns when both have returned: the fork-join of two functions
+ * (rayon's join, oneTBB's parallel_invoke, Cilk's spawn and sync), on the
+ * cheapest path weft has. b is offered to the other workers as a task (a
+ * record on the caller's stack: nothing is allocated), a runs at once on
+ * the calling thread, and then b runs right there too unless another
+ * worker started it meanwhile, in which case the caller waits for it as
+ * weft_wait does (a fiber parks, a kernel-thread worker runs other queued
+ * tasks). A b that nobody took costs a push and a pop of the worker's own
+ * queue and a plain call: no lock, no wake-up, no shared cache line
+ * written; the same pair written with weft_post and weft_wait also
+ * changes the task's state word three times.
+ *
+ * Both run as part of the calling task: on its stack (like a recursive
+ * call: each nesting level takes a frame), under its weft_cancel_requested
+ * and its worker index; only a b that another worker took runs as a task
+ * of its own there. Recursion is the intended use (a divide and conquer
+ * with weft_fork_join at every level needs no cutoff to be fast).
+ *
+ * Returns 0, or WEFT_EINVAL for a NULL or dead rt or a NULL function.
+ * Never fails half-way: where b cannot be posted (a full bounded queue, a
+ * thread the spawn model cannot create, a destroy under way) or a
+ * cancelling destroy discards it, b runs on the calling thread. May be
+ * called from any thread: from a task of rt on any model (no deadlock at
+ * one worker); from elsewhere, a runs on the calling thread and b on rt's
+ * workers, and the caller sleeps until b is done if it is still running. */
+WEFT_EXTERN int weft_fork_join(weft_rt *rt, weft_fn a, void *a_arg, weft_fn b, void *b_arg);
 
 /** The largest accumulator weft_parallel_reduce takes, in bytes. */
 #define WEFT_REDUCE_MAX_SIZE 4096

@@ -35,7 +35,10 @@ typedef struct weft_stats {
 	uint64_t unparks; /* fiber models: parked fibers made ready again */
 	uint64_t busy_ns; /* statistics on: workers' time not idle, summed */
 	uint64_t idle_ns; /* statistics on: workers' time idle (polling or asleep) */
-	uint64_t reserved[8];
+	uint64_t
+	        steal_attempts; /* mn: searches of other workers' deques (steals: the ones that took a task) */
+	uint64_t spins; /* mn: looks for work by idle workers before they sleep */
+	uint64_t reserved[6];
 } weft_stats;
 
 /** weft_stats_get sums the counters into *out (since the runtime was

@@ -10,7 +10,11 @@
  * top: the same order on x86-64 (a locked instruction in pop, as the
  * fence), and ThreadSanitizer understands them (it does not model fences).
  *
- * Owner only: push, pop. Any thread: steal, size_hint. */
+ * A thief may want to know whether the one task it sees is the same one it
+ * saw before (a task sitting there, not one its poster is about to take
+ * back): pushes counts the owner's pushes, on the owner's own line.
+ *
+ * Owner only: push, pop. Any thread: steal, size_hint, peek. */
 #ifndef WEFT_SRC_CORE_DEQUE_H
 #define WEFT_SRC_CORE_DEQUE_H
 
@@ -25,6 +29,7 @@
 typedef struct weft__deque {
 	WEFT__ALIGNED _Atomic int64_t top; /* thieves CAS it */
 	WEFT__ALIGNED _Atomic int64_t bottom;
+	_Atomic uint64_t pushes; /* owner writes; a thief's "same as before?" */
 	_Atomic(weft_task *) ring[WEFT__DEQUE_SIZE];
 } weft__deque;
 
@@ -35,6 +40,9 @@ static inline bool weft__deque_push(weft__deque *d, weft_task *t)
 	if (b - top >= WEFT__DEQUE_SIZE)
 		return false;
 	atomic_store_explicit(&d->ring[b & (WEFT__DEQUE_SIZE - 1)], t, memory_order_relaxed);
+	atomic_store_explicit(&d->pushes,
+	                      atomic_load_explicit(&d->pushes, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
 	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
 	return true;
 }
@@ -84,6 +92,17 @@ static inline int64_t weft__deque_size_hint(weft__deque *d)
 {
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
 	int64_t top = atomic_load_explicit(&d->top, memory_order_relaxed);
+	return b > top ? b - top : 0;
+}
+
+/* What a thief sees without taking: the number queued, and a key that
+ * changes whenever the owner pushes or somebody takes the oldest. */
+static inline int64_t weft__deque_peek(weft__deque *d, uint64_t *key)
+{
+	int64_t top = atomic_load_explicit(&d->top, memory_order_acquire);
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
+	uint64_t pushes = atomic_load_explicit(&d->pushes, memory_order_relaxed);
+	*key = ((uint64_t)top << 40) ^ pushes;
 	return b > top ? b - top : 0;
 }
 

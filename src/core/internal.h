@@ -45,7 +45,10 @@
  * generation of the process that posted it (weft_wait in a forked child
  * refuses to wait for a task of its parent's, which never finishes there)
  * and a signature, so that weft_task_init can refuse an in-flight task
- * without mistaking uninitialised memory for one (21 bits). */
+ * without mistaking uninitialised memory for one (21 bits). The signature
+ * depends on the object's address: a copy of a live task's state word
+ * that a function left on its stack (a local, a spill) is not taken for a
+ * task in flight by a weft_task_init that later finds it there. */
 #define WEFT__FORK_SHIFT 5
 #define WEFT__FORK_BITS  0x1e0u
 /* CANCEL: weft_cancel asked for it (a queued task then completes as
@@ -60,9 +63,16 @@
  * parent carry an older generation. */
 extern _Atomic unsigned weft__fork_gen;
 
-static inline uint32_t weft__in_flight_bits(void)
+/* The signature of a task or group at obj while it is in flight. */
+static inline uint32_t weft__in_flight_sign(const void *obj)
 {
-	return WEFT__IN_FLIGHT |
+	uint64_t h = ((uint64_t)(uintptr_t)obj >> 3) * 0x9e3779b97f4a7c15ull;
+	return (WEFT__IN_FLIGHT ^ (uint32_t)(h >> 32)) & WEFT__SIGN_MASK;
+}
+
+static inline uint32_t weft__in_flight_bits(const void *obj)
+{
+	return weft__in_flight_sign(obj) |
 	       ((atomic_load_explicit(&weft__fork_gen, memory_order_relaxed) << WEFT__FORK_SHIFT) &
 	        WEFT__FORK_BITS);
 }
@@ -200,11 +210,18 @@ typedef struct weft__model_ops {
 	void (*stats)(weft_rt *rt, weft_stats *s);
 	/* Optional. Prints the model's own statistics lines. */
 	void (*print_stats)(const weft_stats *s, FILE *out);
+	/* Optional. Prints a line per worker (wake-ups, steals, sleeps). */
+	void (*print_workers)(weft_rt *rt, FILE *out);
 	/* Optional, kernel-thread models. Called on one of rt's workers that
 	 * waits (weft_wait, weft_group_wait) for something unfinished: runs
 	 * one queued task on the calling thread and returns true, or returns
 	 * false when there is none it may take. */
 	bool (*help)(weft_rt *rt);
+	/* Optional. Called on the thread that just posted t (from a task of
+	 * rt): removes t if it is still unstarted among the caller's own
+	 * newest posts, counts it as finished (the caller runs it as a plain
+	 * call) and returns true; false when it is not there. */
+	bool (*take_back)(weft_rt *rt, weft_task *t);
 	/* Optional. Whether tasks are queued that no worker has taken (for the
 	 * "every worker is blocked" diagnosis). */
 	bool (*has_queued)(weft_rt *rt);
@@ -398,6 +415,16 @@ int weft__config_run_to_completion(weft_rt *rt);
  * NULL, a destroyed runtime, or one inherited from the parent across fork
  * (said once on stderr). */
 int weft__rt_check(const weft_rt *rt);
+
+/* weft_post for a task nobody else can see yet (core's own record, just
+ * initialised): the same, without the compare-and-swap that catches two
+ * threads posting one task. */
+int weft__post_private(weft_rt *rt, weft_task *t);
+
+/* Takes t, which the caller posted with weft__post_private, back from the
+ * model if no worker started it (the model's take_back), leaving it DONE:
+ * the caller then runs it as a plain call. */
+bool weft__take_back(weft_rt *rt, weft_task *t);
 
 /* Says once on stderr that `what` belongs to the process this one was
  * forked from. */

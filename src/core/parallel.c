@@ -147,16 +147,20 @@ static int64_t now_ns(void)
 /* Posts t; false when it was not posted (the caller then runs its half). */
 static bool post(const loop *l, weft_task *t, weft_fn fn, void *arg)
 {
-	return l->post && weft_task_init(t, fn, arg) == 0 && weft_post(l->rt, t) == 0;
+	return l->post && weft_task_init(t, fn, arg) == 0 && weft__post_private(l->rt, t) == 0;
 }
 
-/* Waits for a posted half; false when it did not run (a cancelling destroy
- * discarded it), and the caller runs it. A worker goes straight to
- * weft_wait, which runs queued tasks meanwhile (the halves the thief of
- * this one posted among them) or parks its fiber. A thread that is no
- * worker cannot help: it spins first, then sleeps in weft_wait. */
-static bool join(weft_task *t)
+/* Waits for a posted half; false when it did not run (nobody took it, or
+ * a cancelling destroy discarded it), and the caller runs it. A half no
+ * worker started is taken back and run as a plain call (as
+ * weft_fork_join does). A worker goes straight to weft_wait, which runs
+ * queued tasks meanwhile (the halves the thief of this one posted among
+ * them) or parks its fiber. A thread that is no worker cannot help: it
+ * spins first, then sleeps in weft_wait. */
+static bool join(const loop *l, weft_task *t)
 {
+	if (weft__take_back(l->rt, t))
+		return false;
 	if (!weft__tls.rt) {
 		int64_t deadline = 0;
 		for (unsigned i = 0;; i++) {
@@ -204,7 +208,7 @@ static void for_range(const loop *l, size_t lo, size_t hi, int levels)
 	half h = {.l = l, .lo = mid, .hi = hi, .level = levels - 1, .poster = &thread_mark};
 	bool posted = post(l, &h.task, for_half, &h);
 	for_range(l, lo, mid, levels - 1);
-	if (!posted || !join(&h.task))
+	if (!posted || !join(l, &h.task))
 		for_range(l, mid, hi, levels - 1);
 }
 
@@ -251,7 +255,7 @@ static void reduce_range(const loop *l, size_t lo, size_t hi, int level, void *a
 	half h = {.l = l, .lo = mid, .hi = hi, .level = level + 1, .acc = right};
 	bool posted = post(l, &h.task, reduce_half, &h);
 	reduce_range(l, lo, mid, level + 1, acc);
-	if (!posted || !join(&h.task))
+	if (!posted || !join(l, &h.task))
 		reduce_range(l, mid, hi, level + 1, right);
 	l->r->combine(acc, right, l->arg);
 }
@@ -343,7 +347,7 @@ static bool slot_keep(slot *s, bool posted)
 	if (!posted || atomic_compare_exchange_strong_explicit(
 	                       &s->claim, &open, KEPT, memory_order_acq_rel, memory_order_acquire))
 		return true;
-	return !join(&s->task);
+	return !join(s->l, &s->task);
 }
 
 /* The task of a slot: runs the half unless the caller kept it. */

@@ -298,7 +298,7 @@ static void join_group(weft_group *g)
 {
 	atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
 	                          memory_order_relaxed);
-	atomic_store_explicit((_Atomic uint32_t *)&g->sign_, weft__in_flight_bits(),
+	atomic_store_explicit((_Atomic uint32_t *)&g->sign_, weft__in_flight_bits(g),
 	                      memory_order_relaxed);
 }
 
@@ -340,7 +340,7 @@ static int enqueue(weft_rt *rt, weft_group *g, weft_task *t, uint32_t old, bool 
  * external_left increment: destroy sets closing and then waits for that
  * count, so either it waits for this post (and its task), or the post sees
  * closing and refuses. */
-static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
+static int post_as(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected, bool private)
 {
 	int rc = weft__rt_check(rt);
 	if (rc)
@@ -351,8 +351,12 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 	uint32_t st = old & WEFT__STATE_MASK;
 	if (st == WEFT_TASK_QUEUED || st == WEFT_TASK_RUNNING)
 		return WEFT_EBUSY;
-	if (!atomic_compare_exchange_strong((_Atomic uint32_t *)&t->state_, &old,
-	                                    WEFT_TASK_QUEUED | weft__in_flight_bits()))
+	if (private)
+		atomic_store_explicit((_Atomic uint32_t *)&t->state_,
+		                      WEFT_TASK_QUEUED | weft__in_flight_bits(t),
+		                      memory_order_relaxed);
+	else if (!atomic_compare_exchange_strong((_Atomic uint32_t *)&t->state_, &old,
+	                                         WEFT_TASK_QUEUED | weft__in_flight_bits(t)))
 		return WEFT_EBUSY; /* another thread posted it just now */
 	if (weft__tls.rt == rt)
 		return enqueue(rt, g, t, old, count_rejected, true);
@@ -368,6 +372,16 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 		weft__external_refused(c);
 	atomic_fetch_add_explicit(&c->external_left, 1, memory_order_release);
 	return rc;
+}
+
+static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
+{
+	return post_as(rt, g, t, count_rejected, false);
+}
+
+int weft__post_private(weft_rt *rt, weft_task *t)
+{
+	return post_as(rt, NULL, t, true, true);
 }
 
 int weft_post(weft_rt *rt, weft_task *t)
@@ -408,7 +422,7 @@ static int post_deferred(weft_rt *rt, weft_group *g, weft_task *t, int64_t deadl
 	uint32_t st = old & WEFT__STATE_MASK;
 	if (st == WEFT_TASK_QUEUED || st == WEFT_TASK_RUNNING ||
 	    !atomic_compare_exchange_strong((_Atomic uint32_t *)&t->state_, &old,
-	                                    WEFT_TASK_QUEUED | weft__in_flight_bits()))
+	                                    WEFT_TASK_QUEUED | weft__in_flight_bits(t)))
 		rc = WEFT_EBUSY;
 	else if ((outside && atomic_load(&rt->closing)) || atomic_load(&rt->cancelling))
 		rc = WEFT_ESHUTDOWN;

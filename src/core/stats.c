@@ -56,6 +56,8 @@ static void sum(weft_rt *rt, weft_stats *out)
 	out->switches -= b->switches;
 	out->preemptions -= b->preemptions;
 	out->steals -= b->steals;
+	out->steal_attempts -= b->steal_attempts;
+	out->spins -= b->spins;
 	out->parks -= b->parks;
 	out->unparks -= b->unparks;
 	out->busy_ns -= b->busy_ns;
@@ -115,6 +117,8 @@ static void print(weft_rt *rt, FILE *out)
 	        (unsigned long long)s.wakeups);
 	if (rt->model->print_stats)
 		rt->model->print_stats(&s, out);
+	if (rt->model->print_workers)
+		rt->model->print_workers(rt, out);
 	for (int i = 0; i < rt->cfg.workers; i++) {
 		int64_t busy, idle;
 		if (!weft__worker_times(rt, i, &busy, &idle))

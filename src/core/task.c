@@ -32,7 +32,7 @@ static _Atomic uint32_t *pending_word(const weft_group *g)
  * before this process was forked from its parent. */
 static bool from_parent(uint32_t bits)
 {
-	return ((bits ^ weft__in_flight_bits()) & WEFT__FORK_BITS) != 0;
+	return ((bits ^ weft__in_flight_bits(NULL)) & WEFT__FORK_BITS) != 0;
 }
 
 /* Says whether t is queued or running, reading memory that may never have
@@ -46,7 +46,7 @@ static bool posted_and_unfinished(const weft_task *t)
 #endif
 	uint32_t s = atomic_load(state_word(t));
 	uint32_t st = s & WEFT__STATE_MASK;
-	return (s & WEFT__SIGN_MASK) == WEFT__IN_FLIGHT &&
+	return (s & WEFT__SIGN_MASK) == weft__in_flight_sign(t) &&
 	       (st == WEFT_TASK_QUEUED || st == WEFT_TASK_RUNNING) && !from_parent(s);
 }
 
@@ -603,7 +603,7 @@ int weft__task_request_cancel(weft_task *t, uint32_t *was)
 		*was = s;
 		uint32_t st = s & WEFT__STATE_MASK;
 		if ((st != WEFT_TASK_QUEUED && st != WEFT_TASK_RUNNING) ||
-		    (s & WEFT__SIGN_MASK) != WEFT__IN_FLIGHT)
+		    (s & WEFT__SIGN_MASK) != weft__in_flight_sign(t))
 			return WEFT_EINVAL;
 		int rc = st == WEFT_TASK_RUNNING ? WEFT_EBUSY : 0;
 		if ((s & WEFT__CANCEL) ||

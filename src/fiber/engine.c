@@ -353,6 +353,24 @@ bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
 	return true;
 }
 
+bool weft__fiber_take_back(weft_rt *rt, weft_task *t)
+{
+	weft__fiber *f = weft__fiber_current();
+	if (!f || weft__tls.rt != rt)
+		return false;
+	weft__fworker *w = f->home;
+	if (!w->ops->take_awaited)
+		return false;
+	weft__tls.nopreempt++;
+	weft_task *x = w->ops->take_awaited(w, t, NULL);
+	if (x) {
+		weft__dequeued(rt, 1);
+		atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+	}
+	weft__tls.nopreempt--;
+	return x != NULL;
+}
+
 void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 {
 	weft__fworker *w = f->home;
@@ -747,6 +765,23 @@ void weft__fworker_stats(weft__fworker *w, weft_stats *s)
 	s->parks += atomic_load(&w->parks);
 	s->unparks += atomic_load(&w->unparks);
 	s->steals += atomic_load(&w->steals);
+	s->steal_attempts += atomic_load(&w->steal_attempts);
+	s->spins += atomic_load(&w->spins);
+}
+
+void weft__fworker_print_worker(weft__fworker *w, FILE *out)
+{
+	fprintf(out,
+	        "weft: worker %d: ran %llu, wake-ups sent %llu, received %llu, steals %llu of "
+	        "%llu attempts, sleeps %llu, idle looks %llu, parks %llu\n",
+	        w->index, (unsigned long long)atomic_load(&w->finished),
+	        (unsigned long long)atomic_load(&w->wakes_sent),
+	        (unsigned long long)atomic_load(&w->wakes_received),
+	        (unsigned long long)atomic_load(&w->steals),
+	        (unsigned long long)atomic_load(&w->steal_attempts),
+	        (unsigned long long)atomic_load(&w->sleeps),
+	        (unsigned long long)atomic_load(&w->spins),
+	        (unsigned long long)atomic_load(&w->parks));
 }
 
 void weft__fworker_print_stats(const weft_stats *s, FILE *out)
@@ -755,5 +790,7 @@ void weft__fworker_print_stats(const weft_stats *s, FILE *out)
 	        (unsigned long long)s->switches, (unsigned long long)s->preemptions,
 	        (unsigned long long)s->parks, (unsigned long long)s->unparks);
 	if (s->workers > 1)
-		fprintf(out, "weft: steals %llu\n", (unsigned long long)s->steals);
+		fprintf(out, "weft: steals %llu of %llu attempts, idle looks %llu\n",
+		        (unsigned long long)s->steals, (unsigned long long)s->steal_attempts,
+		        (unsigned long long)s->spins);
 }

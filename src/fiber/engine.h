@@ -144,6 +144,9 @@ struct weft__fworker {
 	/* Written by the worker only (read by sums and stats). */
 	WEFT__ALIGNED _Atomic uint64_t finished, posted, cancelled, switches, sleeps;
 	_Atomic uint64_t preemptions, deferred, parks, steals;
+	/* The model's search for work: looks at other workers' queues, idle
+	 * looks before sleeping, wake-ups this worker sent and received. */
+	_Atomic uint64_t steal_attempts, spins, wakes_sent, wakes_received;
 	WEFT__ALIGNED _Atomic uint64_t unparks; /* any thread: an atomic add */
 };
 
@@ -178,6 +181,8 @@ bool weft__fworker_has_pending(weft__fworker *w);
 void weft__fworker_stats(weft__fworker *w, weft_stats *s);
 /* The fiber models' own statistics lines (the model's print_stats op). */
 void weft__fworker_print_stats(const weft_stats *s, FILE *out);
+/* One line of w's own counters (for the model's print_workers op). */
+void weft__fworker_print_worker(weft__fworker *w, FILE *out);
 
 /* ---------------------------------------------- the blocking calls (fiber side) */
 
@@ -194,6 +199,10 @@ static inline weft__fiber *weft__fiber_current(void)
  * not while the caller holds a weft_mutex, and only with room left on the
  * stack. True when it ran one. */
 bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g);
+
+/* The model op take_back of the fiber models: t, just posted by the
+ * running task, if it is still among its worker's newest posts. */
+bool weft__fiber_take_back(weft_rt *rt, weft_task *t);
 
 /* Parks the running fiber until weft__fiber_unpark; the caller has queued
  * it as a waiter somewhere first. May return spuriously only if the

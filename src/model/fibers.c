@@ -249,4 +249,5 @@ const weft__model_ops weft__model_fibers = {
         .release = fibers_release,
         .stats = fibers_stats,
         .print_stats = weft__fworker_print_stats,
+        .take_back = weft__fiber_take_back,
 };

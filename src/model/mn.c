@@ -56,8 +56,21 @@
 #include "obs/probes.h"
 
 #define INJECTED_EVERY 61 /* picks between looks at the injection queue first */
-#define SPIN_ROUNDS    32
-#define SPIN_PAUSES    16 /* between looks of an idle worker, ~0.4 us */
+/* An idle worker searches (spins) this long before it sleeps, one look
+ * every LOOK_PAUSES pauses (~1 us): long enough that a post stream which
+ * keeps one spare task about is served without a wake-up each time, short
+ * enough that an idle runtime stops burning CPU within tens of us. */
+#define SPIN_NS        50000
+#define LOOK_PAUSES    32
+/* Victims one look of a spinning worker probes: a few at random, not all,
+ * so that 15 searchers on 16 CPUs do not each read every owner's deque line
+ * every microsecond (each read makes that owner's next post take its line
+ * back). The look before sleeping reads them all. */
+#define LOOK_VICTIMS   2
+/* Injected tasks a worker moves to its own deque at once when many wait:
+ * the others then steal from it instead of all taking the injection lock
+ * for every task (Go's globrunqget). */
+#define INJECTED_BATCH 32
 
 typedef struct mn_worker {
 	weft__fworker fw;
@@ -67,13 +80,16 @@ typedef struct mn_worker {
 	unsigned picks;
 	bool prefer_new; /* last pick was a resumed fiber */
 	bool spinning;   /* counted in idle.nspinning */
+	bool recheck;    /* saw a lone new task before sleeping: look once more */
 	uint64_t rng;
+	uint64_t *seen; /* per victim: its deque's key when one task sat there */
 	weft__idler idler;
 } mn_worker;
 
 typedef struct mn {
 	weft_rt *rt;
 	int nworkers;
+	int max_spinning;
 
 	WEFT__ALIGNED weft__inbox injected; /* outside posts, not yet queued */
 	WEFT__ALIGNED weft__lock lock;
@@ -83,6 +99,7 @@ typedef struct mn {
 	weft__idle idle;
 	_Atomic int stopping;
 	mn_worker *workers; /* nworkers of them */
+	uint64_t *seen;     /* every worker's seen[], one block */
 } mn;
 
 static mn_worker *of(weft__fworker *w)
@@ -95,6 +112,13 @@ static mn *model_of(weft__fworker *w)
 	return w->model;
 }
 
+/* Counters written by their worker only: a plain increment. */
+static void bump(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+}
+
 /* ------------------------------------------------------------ waking */
 
 static void kick(weft__idler *i, void *ctx)
@@ -103,23 +127,27 @@ static void kick(weft__idler *i, void *ctx)
 	weft__fworker_wake(&WEFT__CONTAINER(i, mn_worker, idler)->fw);
 }
 
-static void wake_one(mn *m)
+/* by: the worker that wakes, or NULL from outside (counted in idle). */
+static void wake_one(mn *m, mn_worker *by)
 {
 	weft__idler *i = weft__idle_claim(&m->idle);
-	if (i)
-		kick(i, NULL);
+	if (!i)
+		return;
+	if (by)
+		bump(&by->fw.wakes_sent);
+	kick(i, NULL);
 }
 
-static bool has_work(mn *m, mn_worker *self)
+static bool injected_waiting(mn *m)
 {
-	if (self->resume.head || !weft__inbox_empty(&self->fw.inbox) ||
-	    !weft__inbox_empty(&m->injected) ||
-	    atomic_load_explicit(&m->queue_len, memory_order_relaxed) != 0)
-		return true;
-	for (int i = 0; i < m->nworkers; i++)
-		if (weft__deque_size_hint(&m->workers[i].deque) > 0)
-			return true;
-	return false;
+	return !weft__inbox_empty(&m->injected) ||
+	       atomic_load_explicit(&m->queue_len, memory_order_relaxed) != 0;
+}
+
+static bool own_work(mn_worker *self)
+{
+	return self->resume.head || !weft__inbox_empty(&self->fw.inbox) ||
+	       weft__deque_size_hint(&self->deque) > 0;
 }
 
 /* ------------------------------------------------------------ queues */
@@ -132,10 +160,12 @@ static void inject(mn *m, weft_task *t)
 	weft__lock_release(&m->lock);
 }
 
-static weft_task *take_injected(mn *m)
+/* One task from the injection queue, in the policy's order; when many
+ * wait, a batch more goes onto the taker's deque (in order: the best is
+ * popped first), where idle workers steal it. */
+static weft_task *take_injected(mn *m, mn_worker *self)
 {
-	if (weft__inbox_empty(&m->injected) &&
-	    atomic_load_explicit(&m->queue_len, memory_order_relaxed) == 0)
+	if (!injected_waiting(m))
 		return NULL;
 	weft__lock_acquire(&m->lock);
 	for (weft_task *t = weft__inbox_take(&m->injected); t;) {
@@ -144,36 +174,90 @@ static weft_task *take_injected(mn *m)
 		t = next;
 	}
 	weft_task *t = weft__readyq_pop(&m->queue);
+	size_t batch = m->queue.len / (size_t)m->nworkers;
+	batch = batch > INJECTED_BATCH ? INJECTED_BATCH : batch;
+	weft_task *more[INJECTED_BATCH];
+	for (size_t i = 0; i < batch; i++)
+		more[i] = weft__readyq_pop(&m->queue);
 	atomic_store_explicit(&m->queue_len, m->queue.len, memory_order_relaxed);
 	weft__lock_release(&m->lock);
+	while (batch > 0) {
+		if (!weft__deque_push(&self->deque, more[--batch])) {
+			inject(m, more[batch]); /* full: back where every worker sees it */
+		}
+	}
 	return t;
 }
 
-static weft_task *steal(mn *m, mn_worker *self)
+/* Takes the oldest task of victim v for self, under the lazy rule: a
+ * surplus (two or more queued) is taken at once; a lone task only once
+ * self has seen that very task sit there at its previous look. A lone
+ * task is usually the child its poster is about to wait for: taking it at
+ * once would turn a push and a pop on one core into a hand-off between
+ * two and a park (Cilk's work-first rule, kept from the thief's side).
+ * *fresh says a lone task was seen and left for now. */
+static weft_task *steal_from(mn *m, mn_worker *self, int vi, bool *fresh)
+{
+	mn_worker *v = &m->workers[vi];
+	uint64_t key;
+	int64_t n = weft__deque_peek(&v->deque, &key);
+	if (n == 0)
+		return NULL;
+	if (n == 1 && self->seen[vi] != key) {
+		self->seen[vi] = key;
+		*fresh = true;
+		return NULL;
+	}
+	bool lost;
+	do {
+		lost = false;
+		weft_task *t = weft__deque_steal(&v->deque, &lost);
+		if (t) {
+			bump(&self->fw.steals);
+			WEFT__PROBE2(task__steal, self->fw.index, 1);
+			weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
+			return t;
+		}
+	} while (lost);
+	*fresh = true; /* emptied while we looked: worth another look */
+	return NULL;
+}
+
+/* Tries `victims` others (all when victims >= nworkers - 1), from a random
+ * one on. */
+static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
 {
 	int n = m->nworkers;
 	if (n < 2)
 		return NULL;
+	bump(&self->fw.steal_attempts);
 	self->rng = self->rng * 6364136223846793005ull + 1442695040888963407ull;
 	int start = (int)((self->rng >> 33) % (uint64_t)n);
-	for (int i = 0; i < n; i++) {
-		mn_worker *v = &m->workers[(start + i) % n];
-		if (v == self)
+	for (int i = 0, tried = 0; i < n && tried < victims; i++) {
+		int vi = (start + i) % n;
+		if (vi == self->fw.index)
 			continue;
-		bool lost;
-		do {
-			lost = false;
-			weft_task *t = weft__deque_steal(&v->deque, &lost);
-			if (t) {
-				atomic_store_explicit(&self->fw.steals, self->fw.steals + 1,
-				                      memory_order_relaxed);
-				WEFT__PROBE2(task__steal, self->fw.index, 1);
-				weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
-				return t;
-			}
-		} while (lost);
+		tried++;
+		weft_task *t = steal_from(m, self, vi, fresh);
+		if (t)
+			return t;
 	}
 	return NULL;
+}
+
+/* Whether anything is to be had now, for a worker about to sleep: its own
+ * queues, the injection queue, a surplus or a lone task it saw before
+ * (taken, onto its own deque). *fresh: only lone new tasks were seen. */
+static bool look(mn *m, mn_worker *self, int victims, bool *fresh)
+{
+	if (own_work(self) || injected_waiting(m))
+		return true;
+	weft_task *t = steal(m, self, victims, fresh);
+	if (!t)
+		return false;
+	if (!weft__deque_push(&self->deque, t)) /* cannot be full: it was empty */
+		inject(m, t);
+	return true;
 }
 
 /* ------------------------------------------------------------ fiber ops */
@@ -190,23 +274,37 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 		inject(m, t);                      /* full: let every worker see it */
 	atomic_thread_fence(memory_order_seq_cst); /* the task, then the idle counts */
 	if (weft__idle_wanted(&m->idle))
-		wake_one(m);
+		wake_one(m, mw);
 }
+
+/* The awaited task is usually among the caller's newest posts: the
+ * plain fork (post a, post b, wait a, wait b) waits first for the one
+ * under the newest. Look AWAITED_DEPTH deep, set the others aside and put
+ * them back in their order: they were the caller's own posts a moment ago
+ * and stay stealable the whole time but for these few instructions. */
+#define AWAITED_DEPTH 4
 
 static weft_task *take_awaited(weft__fworker *w, const weft_task *t, const weft_group *g)
 {
 	mn_worker *mw = of(w);
-	weft_task *x = weft__deque_pop(&mw->deque);
-	if (!x || x == t || (g && x->group_ == g))
-		return x;
-	weft__deque_push(&mw->deque, x); /* back where it was: there is room */
-	return NULL;
+	weft_task *aside[AWAITED_DEPTH], *x, *found = NULL;
+	int n = 0;
+	while (n < AWAITED_DEPTH && (x = weft__deque_pop(&mw->deque))) {
+		if (x == t || (g && x->group_ == g)) {
+			found = x;
+			break;
+		}
+		aside[n++] = x;
+	}
+	while (n > 0)
+		weft__deque_push(&mw->deque, aside[--n]); /* there is room: they were just there */
+	return found;
 }
 
 static weft_task *pick_local(mn *m, mn_worker *mw)
 {
 	weft_task *t;
-	if (++mw->picks % INJECTED_EVERY == 0 && (t = take_injected(m)))
+	if (++mw->picks % INJECTED_EVERY == 0 && (t = take_injected(m, mw)))
 		return t;
 	if (mw->resume.head && !(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0)) {
 		mw->prefer_new = true;
@@ -219,9 +317,42 @@ static weft_task *pick_local(mn *m, mn_worker *mw)
 		mw->prefer_new = true;
 		return t;
 	}
-	if ((t = take_injected(m)))
+	if ((t = take_injected(m, mw)))
 		return t;
-	return steal(m, mw);
+	bool fresh = false;
+	return steal(m, mw, m->nworkers, &fresh);
+}
+
+/* Whether work is queued that more workers could share: the injection
+ * queue, or a deque holding two or more. */
+static bool surplus(mn *m)
+{
+	if (injected_waiting(m))
+		return true;
+	for (int i = 0; i < m->nworkers; i++)
+		if (weft__deque_size_hint(&m->workers[i].deque) > 1)
+			return true;
+	return false;
+}
+
+static bool start_spinning(mn *m, mn_worker *mw)
+{
+	int n = atomic_load_explicit(&m->idle.nspinning, memory_order_relaxed);
+	do {
+		if (n >= m->max_spinning)
+			return false;
+	} while (!atomic_compare_exchange_weak(&m->idle.nspinning, &n, n + 1));
+	mw->spinning = true;
+	return true;
+}
+
+/* Stops counting mw as spinning; true when it was the last one. */
+static bool stop_spinning(mn *m, mn_worker *mw)
+{
+	if (!mw->spinning)
+		return false;
+	mw->spinning = false;
+	return atomic_fetch_sub(&m->idle.nspinning, 1) == 1;
 }
 
 static weft_task *next(weft__fworker *w)
@@ -229,13 +360,10 @@ static weft_task *next(weft__fworker *w)
 	mn_worker *mw = of(w);
 	mn *m = model_of(w);
 	weft_task *t = pick_local(m, mw);
-	if (t && mw->spinning) {
-		/* A woken worker found work: if it was the last one looking and
-		 * more work remains, the next one wakes (ramp up). */
-		mw->spinning = false;
-		if (atomic_fetch_sub(&m->idle.nspinning, 1) == 1 && has_work(m, mw))
-			wake_one(m);
-	}
+	/* A searcher found work: if it was the last one searching and more
+	 * work remains, the next one wakes (ramp up, one at a time). */
+	if (t && stop_spinning(m, mw) && surplus(m))
+		wake_one(m, mw);
 	return t;
 }
 
@@ -257,6 +385,14 @@ static uint64_t sum_posted(void *state)
 	return n;
 }
 
+static uint64_t sum_wakes_sent(mn *m)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < m->nworkers; i++)
+		n += atomic_load(&m->workers[i].fw.wakes_sent);
+	return n;
+}
+
 static const weft__worker_sums sums = {sum_finished, sum_posted};
 
 static bool idle(weft__fworker *w)
@@ -266,28 +402,39 @@ static bool idle(weft__fworker *w)
 	weft__notify_quiescent(&m->rt->done, &sums, m);
 	if (atomic_load(&m->stopping))
 		return false; /* destroy set it after quiescence: no work can come */
-	/* Look quietly for a while: reads only, and seldom, since each read
-	 * of another worker's line makes its next post pay to take it back. */
-	for (int i = 0; i < SPIN_ROUNDS; i++) {
-		if (has_work(m, mw))
-			return true;
-		/* Its own inbox is where a wake-up of one of its fibers lands
-		 * (a hand-off from another worker): look at it at every pause,
-		 * so a ping-pong across workers is not paced by the scan. */
-		for (int k = 0; k < SPIN_PAUSES; k++) {
-			weft__cpu_relax();
-			if (!weft__inbox_empty(&w->inbox))
+	bool fresh = false;
+	/* Search for a while, if few others do (or once more, for a lone task
+	 * seen just before sleeping): a look now and then, at a few victims. */
+	if (mw->recheck || mw->spinning || start_spinning(m, mw)) {
+		int64_t until = weft_clock_ns() + SPIN_NS;
+		do {
+			/* Its own inbox is where a wake-up of one of its fibers
+			 * lands: look at it at every pause, so a ping-pong across
+			 * workers is not paced by the looks. */
+			for (int k = 0; k < LOOK_PAUSES; k++) {
+				weft__cpu_relax();
+				if (!weft__inbox_empty(&w->inbox))
+					return true;
+			}
+			bump(&w->spins);
+			if (look(m, mw, mw->recheck ? m->nworkers : LOOK_VICTIMS, &fresh))
 				return true;
-		}
+		} while (!mw->recheck && weft_clock_ns() < until);
+		mw->recheck = false;
+		(void)stop_spinning(m, mw);
 	}
-	if (mw->spinning) {
-		mw->spinning = false;
-		atomic_fetch_sub(&m->idle.nspinning, 1);
-	}
+	/* Announce, then look everywhere once more (no lost wake-up: a post
+	 * makes its task visible before it reads the idle counts). */
 	weft__idle_join(&m->idle, &mw->idler);
-	if (!has_work(m, mw) && !atomic_load(&m->stopping))
+	fresh = false;
+	bool found = look(m, mw, m->nworkers, &fresh);
+	if (!found && !fresh && !atomic_load(&m->stopping))
 		weft__fworker_sleep(w); /* until work, a timer, an fd event or a kick */
-	mw->spinning = weft__idle_leave(&m->idle, &mw->idler);
+	if (weft__idle_leave(&m->idle, &mw->idler)) {
+		mw->spinning = true; /* claimed: counted spinning by the waker */
+		bump(&w->wakes_received);
+	}
+	mw->recheck = fresh && !found;
 	return true;
 }
 
@@ -311,7 +458,7 @@ static void push_injected(void *state, weft_task *t)
 	mn *m = state;
 	weft__inbox_push(&m->injected, t);
 	if (weft__idle_wanted(&m->idle))
-		wake_one(m);
+		wake_one(m, NULL);
 }
 
 static int mn_submit(weft_rt *rt, weft_task *t, bool from_task)
@@ -332,6 +479,11 @@ static size_t workers_size(int n)
 	return (size_t)n * sizeof(mn_worker);
 }
 
+static size_t seen_size(int n)
+{
+	return (size_t)n * (size_t)n * sizeof(uint64_t);
+}
+
 static void stop_workers(mn *m, int started)
 {
 	atomic_store(&m->stopping, 1);
@@ -347,6 +499,7 @@ static void mn_release(weft_rt *rt)
 	mn *m = rt->model_state;
 	for (int i = 0; i < m->nworkers; i++)
 		weft__fworker_release(&m->workers[i].fw);
+	weft__free(m->seen, seen_size(m->nworkers));
 	weft__free(m->workers, workers_size(m->nworkers));
 	weft__free(m, sizeof(*m));
 	rt->model_state = NULL;
@@ -365,14 +518,23 @@ static int mn_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	}
 	memset(m->workers, 0, workers_size(n));
+	m->seen = weft__alloc(seen_size(n));
+	if (!m->seen) {
+		weft__free(m->workers, workers_size(n));
+		weft__free(m, sizeof(*m));
+		return WEFT_ENOMEM;
+	}
+	memset(m->seen, 0, seen_size(n));
 	m->rt = rt;
 	m->nworkers = n;
+	m->max_spinning = n / 4 + 1;
 	weft__readyq_init(&m->queue, &rt->cfg);
 	rt->model_state = m;
 	int rc = 0, started = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
 		mn_worker *mw = &m->workers[i];
 		mw->rng = rt->cfg.seed ^ ((uint64_t)i * 0x9e3779b97f4a7c15ull);
+		mw->seen = m->seen + (size_t)i * (size_t)n;
 		rc = weft__fworker_init(&mw->fw, rt, &ops, m, i);
 	}
 	for (int i = 0; i < n && rc == 0; i++) {
@@ -402,6 +564,15 @@ static void mn_stats(weft_rt *rt, weft_stats *s)
 	s->posted += atomic_load(&m->rt->done.external_posted) -
 	             atomic_load(&m->rt->done.external_refused);
 	s->wakeups += atomic_load(&m->idle.wakeups);
+}
+
+static void mn_print_workers(weft_rt *rt, FILE *out)
+{
+	mn *m = rt->model_state;
+	for (int i = 0; i < m->nworkers; i++)
+		weft__fworker_print_worker(&m->workers[i].fw, out);
+	fprintf(out, "weft: wake-ups by outside posts %llu\n",
+	        (unsigned long long)(atomic_load(&m->idle.wakeups) - sum_wakes_sent(m)));
 }
 
 static int mn_configure(weft_rt *rt)
@@ -440,4 +611,6 @@ const weft__model_ops weft__model_mn = {
         .release = mn_release,
         .stats = mn_stats,
         .print_stats = weft__fworker_print_stats,
+        .take_back = weft__fiber_take_back,
+        .print_workers = mn_print_workers,
 };

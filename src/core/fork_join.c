@@ -1,0 +1,44 @@
+/* weft_fork_join (weft/parallel.h): the fork-join of two functions, as
+ * rayon's join does it. b goes on the caller's own queue as a task whose
+ * record lives in this frame; a runs at once; then b is taken back if no
+ * other worker started it (the model's take_back: a pop of the caller's
+ * own deque) and runs as a plain call. Only a stolen b costs what a task
+ * costs: its state word, and a wait that parks (fibers) or helps (kernel
+ * threads) until the thief is done.
+ *
+ * Why a call of its own rather than weft_post + weft_wait: the pair cannot
+ * know that the task will be waited for at once on this stack, so its
+ * state word goes QUEUED -> RUNNING -> DONE with a locked instruction each,
+ * and the run is counted, traced and timed as a task's; here a b that
+ * nobody took is known to be private from the pop on. */
+#include "core/internal.h"
+
+bool weft__take_back(weft_rt *rt, weft_task *t)
+{
+	if (!rt->model->take_back || !rt->model->take_back(rt, t))
+		return false;
+	/* Private again: finished, so that weft_task_init at this address
+	 * later does not take it for a queued task. */
+	atomic_store_explicit((_Atomic uint32_t *)&t->state_, WEFT_TASK_DONE, memory_order_relaxed);
+	return true;
+}
+
+int weft_fork_join(weft_rt *rt, weft_fn a, void *a_arg, weft_fn b, void *b_arg)
+{
+	if (!a || !b)
+		return WEFT_EINVAL;
+	int rc = weft__rt_check(rt);
+	if (rc)
+		return rc;
+	weft_task tb;
+	weft_task_init(&tb, b, b_arg);
+	bool posted = weft__post_private(rt, &tb) == 0;
+	a(a_arg);
+	if (!posted) {
+		b(b_arg);
+		return 0;
+	}
+	if (weft__take_back(rt, &tb) || weft_wait(&tb) == WEFT_ECANCELED)
+		b(b_arg); /* nobody took it, or a cancelling destroy discarded it */
+	return 0;
+}
