@@ -24,17 +24,51 @@
  * outside posts are not starved by a worker that keeps posting to itself);
  * then resume and deque in turn (a resumed fiber, then a new task: neither
  * a yield loop nor a stream of new tasks starves the other); then the
- * injection queue; then it steals from the other deques, from a random
- * victim on. With nothing found it spins a little, then joins the idle
- * list (src/core/idle.h: throttled wake-ups that ramp up one worker at a
- * time) and sleeps in its own poller until work, a timer, an fd event or
- * a wake-up.
+ * injection queue (taking a batch onto its deque when many wait, so the
+ * others steal from it rather than all take the injection lock per task);
+ * then it steals from the other deques, from a random victim on.
  *
- * Lost wake-ups: a post makes its task visible (deque store, then a full
- * fence; or the inbox's seq_cst CAS) before it reads the idle counts; an
- * idle worker joins the idle list (seq_cst) before it re-checks every
- * place work can be. Wake-ups of a parked fiber go through its worker's
- * inbox, which the engine pairs with the worker's sleeping flag.
+ * Searching and sleeping. What makes a runtime slower on 16 cores than on
+ * one is work that moves between cores when it need not, and lines that
+ * every core writes or reads per operation. So:
+ *   - a join that nobody stole is a pop of the worker's own deque: the
+ *     awaited task is looked for AWAITED_DEPTH deep (the plain fork, post
+ *     a, post b, wait a, waits first for the one under the newest), and
+ *     weft_fork_join takes its b back with one pop (model op take_back);
+ *   - a thief takes a surplus (two or more queued) at once, but a lone task
+ *     only when it saw that very task sit there at its previous look (the
+ *     deque's push counter and top, per victim): a lone task is nearly
+ *     always the child its poster waits for next, and taking it would turn
+ *     a push and a pop on one core into a hand-off, a park and a wake-up
+ *     (Cilk's work-first rule, from the thief's side). A task its poster
+ *     does not come back to is still taken, a look (~1 us) later;
+ *   - a worker that runs out of work searches (spins) for SPIN_NS, one look
+ *     per microsecond at LOOK_VICTIMS random victims and the injection
+ *     queue, if fewer than max_spinning (a quarter of the CPUs, plus one)
+ *     already search; a post wakes a sleeper only when nobody searches
+ *     (idle.h), and a searcher that finds work wakes the next sleeper only
+ *     if it was the last searcher and a surplus remains (ramp-up one worker
+ *     at a time, as Go does). So a post from a task costs a store, a fence
+ *     and two reads of lines that change only when workers go to sleep or
+ *     wake; a stream of fork-joins wakes a sleeper at most once per
+ *     SPIN_NS, and the owner's deque line is read by at most max_spinning
+ *     searchers, a few times a microsecond between them, however many
+ *     workers there are.
+ *
+ * No lost wake-up, i.e. never a worker asleep while a task it could run
+ * sits where only sleepers could take it: a post makes its task visible
+ * (deque store, then a full fence; or the inbox's seq_cst CAS) before it
+ * reads the idle counts; a worker about to sleep stops counting itself a
+ * searcher, joins the idle list (seq_cst) and only then looks everywhere
+ * once more: its own queues, the injection queue and every deque. Either
+ * the poster saw it idle and nobody searching, and wakes a sleeper (itself
+ * or another, which then searches), or the last look sees the task. A lone
+ * task the last look sees but may not take yet (seen for the first time)
+ * does not let the worker sleep: it looks again a microsecond later and
+ * takes it then, unless its owner did. Wake-ups of a parked fiber go
+ * through its worker's inbox, which the engine pairs with the worker's
+ * sleeping flag. tests/test_join.c (lone_child_found,
+ * bursts_never_strand) is the stress that would catch a lost wake-up.
  *
  * Policies: priority and fifo order the injection queue, i.e. the tasks
  * posted from outside; tasks posted by tasks run work-first on their
@@ -527,7 +561,13 @@ static int mn_start(weft_rt *rt)
 	memset(m->seen, 0, seen_size(n));
 	m->rt = rt;
 	m->nworkers = n;
-	m->max_spinning = n / 4 + 1;
+	/* Searchers: a quarter of the workers (Go keeps at most half of the
+	 * busy ones), counted against the CPUs there are, so that 16 workers
+	 * on 2 CPUs do not spin away the time slices of the busy ones. */
+	int cpus = rt->cpus_affinity > 0 && rt->cpus_affinity < n ? rt->cpus_affinity : n;
+	if (rt->cpus_cgroup > 0 && rt->cpus_cgroup < cpus)
+		cpus = rt->cpus_cgroup;
+	m->max_spinning = cpus / 4 + 1;
 	weft__readyq_init(&m->queue, &rt->cfg);
 	rt->model_state = m;
 	int rc = 0, started = 0;
