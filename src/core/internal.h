@@ -280,6 +280,11 @@ struct weft_rt {
 	 * the runtime now. */
 	WEFT__ALIGNED _Atomic int callers;
 
+	/* Threads that are not rt's workers running a parallel loop of rt's
+	 * (core/parallel.c) right now: each keeps a CPU busy that the model
+	 * need not wake a worker for. Written per loop call, not per chunk. */
+	WEFT__ALIGNED _Atomic int outside_helpers;
+
 	/* Kernel-thread workers asleep in a weft wait (sync/waiter.c): when it
 	 * reaches the worker count while tasks are queued, weft says so. */
 	WEFT__ALIGNED _Atomic int blocked;

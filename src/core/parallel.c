@@ -472,7 +472,9 @@ int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain, weft_
 	if (st) {
 		loop seq = l;
 		seq.post = false;
+		atomic_fetch_add(&rt->outside_helpers, 1);
 		for_outside(&l, &seq, st, 0, begin, end, levels);
+		atomic_fetch_sub(&rt->outside_helpers, 1);
 		stash_give(st);
 	} else {
 		for_range(&l, begin, end, levels);
@@ -508,7 +510,9 @@ int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain, co
 	if (st) {
 		loop seq = l;
 		seq.post = false;
+		atomic_fetch_add(&rt->outside_helpers, 1);
 		reduce_outside(&l, &seq, st, 0, begin, end, 0, result);
+		atomic_fetch_sub(&rt->outside_helpers, 1);
 		stash_give(st);
 	} else {
 		reduce_range(&l, begin, end, 0, result);

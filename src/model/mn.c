@@ -124,6 +124,7 @@ typedef struct mn {
 	weft_rt *rt;
 	int nworkers;
 	int max_spinning;
+	int awake_cap; /* the workers, or the CPUs when there are more CPUs */
 
 	WEFT__ALIGNED weft__inbox injected; /* outside posts, not yet queued */
 	WEFT__ALIGNED weft__lock lock;
@@ -170,6 +171,20 @@ static void wake_one(mn *m, mn_worker *by)
 	if (by)
 		bump(&by->fw.wakes_sent);
 	kick(i, NULL);
+}
+
+/* Whether one more worker may be awake (extra: the caller itself is not
+ * counted yet): an outside thread running a loop of rt's keeps a CPU busy,
+ * so with as many workers as CPUs the last sleeper is left asleep rather
+ * than woken to time-share the CPUs (a loop called from main on 2 workers
+ * and 2 CPUs ran at half speed). Never binds without outside helpers. */
+static bool room_for(mn *m, int extra)
+{
+	int helpers = atomic_load_explicit(&m->rt->outside_helpers, memory_order_relaxed);
+	if (helpers == 0)
+		return true;
+	int awake = m->nworkers - atomic_load_explicit(&m->idle.nidle, memory_order_relaxed);
+	return awake + extra + helpers <= m->awake_cap;
 }
 
 static bool injected_waiting(mn *m)
@@ -307,7 +322,7 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 	if (!weft__deque_push(&mw->deque, t))
 		inject(m, t);                      /* full: let every worker see it */
 	atomic_thread_fence(memory_order_seq_cst); /* the task, then the idle counts */
-	if (weft__idle_wanted(&m->idle))
+	if (weft__idle_wanted(&m->idle) && room_for(m, 1))
 		wake_one(m, mw);
 }
 
@@ -371,6 +386,8 @@ static bool surplus(mn *m)
 
 static bool start_spinning(mn *m, mn_worker *mw)
 {
+	if (!room_for(m, 0))
+		return false;
 	int n = atomic_load_explicit(&m->idle.nspinning, memory_order_relaxed);
 	do {
 		if (n >= m->max_spinning)
@@ -396,7 +413,7 @@ static weft_task *next(weft__fworker *w)
 	weft_task *t = pick_local(m, mw);
 	/* A searcher found work: if it was the last one searching and more
 	 * work remains, the next one wakes (ramp up, one at a time). */
-	if (t && stop_spinning(m, mw) && surplus(m))
+	if (t && stop_spinning(m, mw) && surplus(m) && room_for(m, 1))
 		wake_one(m, mw);
 	return t;
 }
@@ -564,10 +581,11 @@ static int mn_start(weft_rt *rt)
 	/* Searchers: a quarter of the workers (Go keeps at most half of the
 	 * busy ones), counted against the CPUs there are, so that 16 workers
 	 * on 2 CPUs do not spin away the time slices of the busy ones. */
-	int cpus = rt->cpus_affinity > 0 && rt->cpus_affinity < n ? rt->cpus_affinity : n;
+	int cpus = rt->cpus_affinity > 0 ? rt->cpus_affinity : n;
 	if (rt->cpus_cgroup > 0 && rt->cpus_cgroup < cpus)
 		cpus = rt->cpus_cgroup;
-	m->max_spinning = cpus / 4 + 1;
+	m->max_spinning = (cpus < n ? cpus : n) / 4 + 1;
+	m->awake_cap = n > cpus ? n : cpus;
 	weft__readyq_init(&m->queue, &rt->cfg);
 	rt->model_state = m;
 	int rc = 0, started = 0;
