@@ -50,6 +50,11 @@
  * with blocking waits and a FIFO queue the whole tree is expanded before
  * leaves finish, so a fix that adds workers would need thousands of threads.
  *
+ * fib-tree is weft_fork_join (weft/parallel.h) at every call, weft's
+ * structured fork-join, as the rayon driver uses rayon::join and the tbb
+ * driver tbb::task_group (bench/fork_join times the same tree written with
+ * weft_post_in and weft_group_wait).
+ *
  * parallel-for is weft_parallel_for (weft/parallel.h) with its automatic
  * grain, called from the main thread as tbb::parallel_for is.
  * psort is not here: run.sh times apps/psort/weft-psort.
@@ -437,15 +442,9 @@ static void fib_call(void *arg)
 		f->value = f->n;
 		return;
 	}
-	weft_rt *rt = weft_rt_current();
 	fib_frame a = {.n = f->n - 1}, b = {.n = f->n - 2};
-	weft_group g;
-	weft_group_init(&g);
-	weft_task_init(&a.task, fib_call, &a);
-	weft_task_init(&b.task, fib_call, &b);
-	post_in(rt, &g, &a.task);
-	post_in(rt, &g, &b.task);
-	weft_group_wait(&g);
+	if (weft_fork_join(weft_rt_current(), fib_call, &a, fib_call, &b) != 0)
+		peers_die(PROG, "fib-tree: weft_fork_join failed");
 	f->value = a.value + b.value;
 }
 
