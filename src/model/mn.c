@@ -483,7 +483,8 @@ static bool idle(weft__fworker *w)
 		weft__fworker_sleep(w); /* until work, a timer, an fd event or a kick */
 	if (weft__idle_leave(&m->idle, &mw->idler)) {
 		mw->spinning = true; /* claimed: counted spinning by the waker */
-		bump(&w->wakes_received);
+		if (!atomic_load_explicit(&m->stopping, memory_order_relaxed))
+			bump(&w->wakes_received); /* not destroy's last call */
 	}
 	mw->recheck = fresh && !found;
 	return true;
