@@ -83,6 +83,7 @@
 #include "core/idle.h"
 #include "core/internal.h"
 #include "core/lock.h"
+#include "core/membarrier.h"
 #include "core/observe.h"
 #include "core/spin.h"
 #include "core/task_list.h"
@@ -116,7 +117,8 @@ typedef struct mn_worker {
 	bool spinning;   /* counted in idle.nspinning */
 	bool recheck;    /* saw a lone new task before sleeping: look once more */
 	uint64_t rng;
-	uint64_t *seen; /* per victim: its deque's key when one task sat there */
+	uint64_t *seen;                /* per victim: its deque's key when one task sat there */
+	int64_t batch_base, batch_end; /* deque indices of the last injected batch */
 	weft__idler idler;
 } mn_worker;
 
@@ -124,7 +126,8 @@ typedef struct mn {
 	weft_rt *rt;
 	int nworkers;
 	int max_spinning;
-	int awake_cap; /* the workers, or the CPUs when there are more CPUs */
+	int awake_cap;     /* the workers, or the CPUs when there are more CPUs */
+	bool any_priority; /* fifo: batches need not share a priority */
 
 	WEFT__ALIGNED weft__inbox injected; /* outside posts, not yet queued */
 	WEFT__ALIGNED weft__lock lock;
@@ -209,9 +212,13 @@ static void inject(mn *m, weft_task *t)
 	weft__lock_release(&m->lock);
 }
 
-/* One task from the injection queue, in the policy's order; when many
- * wait, a batch more goes onto the taker's deque (in order: the best is
- * popped first), where idle workers steal it. */
+/* One task from the injection queue, in the policy's order. When many
+ * wait and other workers could share them, a batch more of the same
+ * priority (any, under fifo) goes onto the taker's deque in order (the
+ * best is popped first), where idle workers steal from it rather than all
+ * take the injection lock for every task (Go's globrunqget). The price: a
+ * task posted later with a more urgent priority may wait for the batch
+ * (INJECTED_BATCH tasks at most). */
 static weft_task *take_injected(mn *m, mn_worker *self)
 {
 	if (!injected_waiting(m))
@@ -223,19 +230,36 @@ static weft_task *take_injected(mn *m, mn_worker *self)
 		t = next;
 	}
 	weft_task *t = weft__readyq_pop(&m->queue);
-	size_t batch = m->queue.len / (size_t)m->nworkers;
-	batch = batch > INJECTED_BATCH ? INJECTED_BATCH : batch;
+	size_t want = m->nworkers > 1 ? m->queue.len / (size_t)m->nworkers : 0, batch = 0;
+	want = want > INJECTED_BATCH ? INJECTED_BATCH : want;
 	weft_task *more[INJECTED_BATCH];
-	for (size_t i = 0; i < batch; i++)
-		more[i] = weft__readyq_pop(&m->queue);
+	while (t && batch < want) {
+		weft_task *x = weft__readyq_pop(&m->queue);
+		if (!m->any_priority && x->priority_ != t->priority_) {
+			weft__readyq_unpop(&m->queue, x);
+			break;
+		}
+		more[batch++] = x;
+	}
 	atomic_store_explicit(&m->queue_len, m->queue.len, memory_order_relaxed);
 	weft__lock_release(&m->lock);
+	if (batch > 0) {
+		self->batch_base = atomic_load_explicit(&self->deque.bottom, memory_order_relaxed);
+		self->batch_end = self->batch_base + (int64_t)batch;
+	}
 	while (batch > 0) {
 		if (!weft__deque_push(&self->deque, more[--batch])) {
 			inject(m, more[batch]); /* full: back where every worker sees it */
 		}
 	}
 	return t;
+}
+
+/* Whether tasks of the last batch self took are still on its deque. */
+static bool batch_pending(mn_worker *self)
+{
+	return atomic_load_explicit(&self->deque.top, memory_order_relaxed) < self->batch_end &&
+	       atomic_load_explicit(&self->deque.bottom, memory_order_relaxed) > self->batch_base;
 }
 
 /* Takes the oldest task of victim v for self, under the lazy rule: a
@@ -320,8 +344,13 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 		return;
 	}
 	if (!weft__deque_push(&mw->deque, t))
-		inject(m, t);                      /* full: let every worker see it */
-	atomic_thread_fence(memory_order_seq_cst); /* the task, then the idle counts */
+		inject(m, t); /* full: let every worker see it */
+	/* The task, then the idle counts: a worker going to sleep pays for
+	 * this order with a membarrier (see "No lost wake-up"), else here. */
+	if (weft__membarrier_usable())
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
 	if (weft__idle_wanted(&m->idle) && room_for(m, 1))
 		wake_one(m, mw);
 }
@@ -353,7 +382,9 @@ static weft_task *take_awaited(weft__fworker *w, const weft_task *t, const weft_
 static weft_task *pick_local(mn *m, mn_worker *mw)
 {
 	weft_task *t;
-	if (++mw->picks % INJECTED_EVERY == 0 && (t = take_injected(m, mw)))
+	/* (A worker going through a batch it took is serving the injection
+	 * queue already, in its order.) */
+	if (++mw->picks % INJECTED_EVERY == 0 && !batch_pending(mw) && (t = take_injected(m, mw)))
 		return t;
 	if (mw->resume.head && !(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0)) {
 		mw->prefer_new = true;
@@ -477,16 +508,20 @@ static bool idle(weft__fworker *w)
 	/* Announce, then look everywhere once more (no lost wake-up: a post
 	 * makes its task visible before it reads the idle counts). */
 	weft__idle_join(&m->idle, &mw->idler);
+	/* Every poster has now either published its task or will see this
+	 * worker idle (membarrier.h); a barrier that failed leaves this round
+	 * awake. */
+	bool unsure = weft__membarrier_usable() && !weft__membarrier();
 	fresh = false;
 	bool found = look(m, mw, m->nworkers, &fresh);
-	if (!found && !fresh && !atomic_load(&m->stopping))
+	if (!found && !fresh && !unsure && !atomic_load(&m->stopping))
 		weft__fworker_sleep(w); /* until work, a timer, an fd event or a kick */
 	if (weft__idle_leave(&m->idle, &mw->idler)) {
 		mw->spinning = true; /* claimed: counted spinning by the waker */
 		if (!atomic_load_explicit(&m->stopping, memory_order_relaxed))
 			bump(&w->wakes_received); /* not destroy's last call */
 	}
-	mw->recheck = fresh && !found;
+	mw->recheck = (fresh && !found) || unsure;
 	return true;
 }
 
@@ -587,7 +622,9 @@ static int mn_start(weft_rt *rt)
 		cpus = rt->cpus_cgroup;
 	m->max_spinning = (cpus < n ? cpus : n) / 4 + 1;
 	m->awake_cap = n > cpus ? n : cpus;
+	m->any_priority = rt->cfg.policy == WEFT_POLICY_FIFO;
 	weft__readyq_init(&m->queue, &rt->cfg);
+	(void)weft__membarrier_init(); /* posters leave out their fence if it works */
 	rt->model_state = m;
 	int rc = 0, started = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
