@@ -492,7 +492,7 @@ int main(int argc, char **argv)
 		printf("%-12s %10s %10s %10s %10s  %s\n", "config", "count", "median", "min", "max",
 		       "unit");
 		for (int id = 0; id < CFG_COUNT; id++)
-			printf("%-12s %10ld %10.1f %10.1f %10.1f  %s\n", cfg_names[id], counts[id],
+			printf("%-12s %10ld %10.2f %10.2f %10.2f  %s\n", cfg_names[id], counts[id],
 			       sum[id].median, sum[id].min, sum[id].max, cfg_units[id]);
 		printf("\nparked: %ld fibers (16 KiB stacks) on the fibers model: %.0f bytes "
 		       "of RSS each\n",

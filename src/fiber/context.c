@@ -61,22 +61,20 @@ void weft__context_make(weft__context *ctx, void *stack_base, size_t stack_size,
 
 WEFT__NO_ASAN void weft__context_switch(weft__context *from, weft__context *to)
 {
-	/* A finished context's stack pointer is stored in to->sp, which means
-	 * nothing while to runs (the switch has already read it): no dummy
-	 * local, so the call below stays a tail call. */
-	void **save = from ? &from->sp : &to->sp;
 	weft__san_switch_out(from, to);
-	void *(*do_switch)(void **, void *, void *) = weft__context_switch_asm;
-	if (__builtin_expect(!from || (to->flags & WEFT__CONTEXT_FRESH), 0)) {
+	void *prev;
+	if (__builtin_expect(from && !(to->flags & WEFT__CONTEXT_FRESH), 1)) {
+		prev = weft__context_switch_asm(&from->sp, to->sp, from);
+	} else {
+		/* Into a new context, or out of a finished one, whose stack
+		 * pointer goes to to->sp: that means nothing while to runs (the
+		 * switch has already read it). */
 		to->flags &= ~WEFT__CONTEXT_FRESH;
-		do_switch = weft__context_jump_asm;
+		prev = weft__context_jump_asm(from ? &from->sp : &to->sp, to->sp, from);
 	}
-#if defined(WEFT__CONTEXT_ASAN) || defined(WEFT__CONTEXT_TSAN)
-	weft__context *prev = do_switch(save, to->sp, from);
+	/* Without sanitizers this is nothing and both calls are tail calls:
+	 * the switch returns straight to our caller. */
 	weft__san_switch_in(from, prev);
-#else
-	do_switch(save, to->sp, from);
-#endif
 }
 
 void weft__context_release(weft__context *ctx)

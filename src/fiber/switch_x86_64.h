@@ -7,7 +7,7 @@
  *   sp + 0   MXCSR (control and status bits)      4 bytes
  *   sp + 4   x87 control word                     2 bytes (+ 2 padding)
  *   sp + 8   r15, r14, r13, r12, rbx, rbp         6 x 8 bytes
- *   sp + 56  return address (where the switch resumes, by jmp)
+ *   sp + 56  return address (where the switch resumes, by ret or jmp)
  *
  * Saved: the callee-saved registers of the ABI, the stack pointer, the
  * MXCSR and the x87 control word. Not saved: caller-saved registers (the
