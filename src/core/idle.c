@@ -1,11 +1,8 @@
 /* The idle list (idle.h). */
 #include "core/idle.h"
 
-weft__idler *weft__idle_claim(weft__idle *d)
+static weft__idler *claim_first(weft__idle *d)
 {
-	int zero = 0;
-	if (!atomic_compare_exchange_strong(&d->nspinning, &zero, 1))
-		return NULL;
 	weft__lock_acquire(&d->lock);
 	weft__idler *i = d->list;
 	if (i) {
@@ -22,6 +19,22 @@ weft__idler *weft__idle_claim(weft__idle *d)
 	}
 	atomic_fetch_add_explicit(&d->wakeups, 1, memory_order_relaxed);
 	return i;
+}
+
+weft__idler *weft__idle_claim(weft__idle *d)
+{
+	int zero = 0;
+	if (!atomic_compare_exchange_strong(&d->nspinning, &zero, 1))
+		return NULL;
+	return claim_first(d);
+}
+
+weft__idler *weft__idle_claim_any(weft__idle *d)
+{
+	if (atomic_load(&d->nidle) == 0)
+		return NULL;
+	atomic_fetch_add(&d->nspinning, 1);
+	return claim_first(d);
 }
 
 void weft__idle_join(weft__idle *d, weft__idler *me)

@@ -49,6 +49,10 @@ static inline bool weft__idle_wanted(weft__idle *d)
  * none or a woken one is still looking. The caller then wakes it. */
 weft__idler *weft__idle_claim(weft__idle *d);
 
+/* Claims one idle worker whether or not another is searching (it is then
+ * counted spinning); NULL when none is idle. The caller wakes it. */
+weft__idler *weft__idle_claim_any(weft__idle *d);
+
 /* Joins the idle list. Then the caller re-checks for work and either
  * sleeps until claimed or leaves. */
 void weft__idle_join(weft__idle *d, weft__idler *me);

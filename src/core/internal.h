@@ -318,6 +318,11 @@ typedef struct weft__thread_ctx {
 	 * runs queued tasks while it waits (task.c) and hands over to a fresh
 	 * stack when it gets near; found on the first wait (0: not yet). */
 	uintptr_t stack_low;
+	/* Set around a post that offers work the poster will not wait for at
+	 * once (weft_fork_join's b, a loop's half: the poster runs the other
+	 * part first), so a model that leaves a lone post to its poster
+	 * (mn) may wake a sleeper for it. */
+	bool offering;
 } weft__thread_ctx;
 
 /* initial-exec: one instruction to reach it, also from libweft.so; the
@@ -423,7 +428,8 @@ int weft__rt_check(const weft_rt *rt);
 
 /* weft_post for a task nobody else can see yet (core's own record, just
  * initialised): the same, without the compare-and-swap that catches two
- * threads posting one task. */
+ * threads posting one task; an offer (weft__tls.offering): the caller goes
+ * on with other work before it waits for t. */
 int weft__post_private(weft_rt *rt, weft_task *t);
 
 /* Takes t, which the caller posted with weft__post_private, back from the

@@ -381,7 +381,10 @@ static int post(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected)
 
 int weft__post_private(weft_rt *rt, weft_task *t)
 {
-	return post_as(rt, NULL, t, true, true);
+	weft__tls.offering = true;
+	int rc = post_as(rt, NULL, t, true, true);
+	weft__tls.offering = false;
+	return rc;
 }
 
 int weft_post(weft_rt *rt, weft_task *t)

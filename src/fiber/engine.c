@@ -557,6 +557,11 @@ bool weft__fworker_has_pending(weft__fworker *w)
  * to the timer. */
 void weft__fworker_sleep(weft__fworker *w)
 {
+	weft__fworker_sleep_for(w, -1);
+}
+
+void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
+{
 	atomic_store(&w->sleeping, 1); /* seq_cst: pairs with push_remote */
 	if (!weft__inbox_empty(&w->inbox)) {
 		atomic_store(&w->sleeping, 0);
@@ -569,6 +574,8 @@ void weft__fworker_sleep(weft__fworker *w)
 		if (timeout < 0 || (w->virtual_time && w->fd_waits == 0))
 			timeout = 0;
 	}
+	if (max_ns >= 0 && (timeout < 0 || max_ns < timeout))
+		timeout = max_ns;
 	uint64_t unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
 	bump(&w->sleeps, 1);
 	weft__ticker_idle(&w->ticker, true);

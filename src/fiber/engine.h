@@ -172,6 +172,8 @@ weft__fworker *weft__fworker_self(weft_rt *rt);
  * event, an inbox push or weft__fworker_wake. The caller has announced
  * itself idle and re-checked its own queues after that. */
 void weft__fworker_sleep(weft__fworker *w);
+/* The same, for at most max_ns (a watch; the poller's resolution applies). */
+void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns);
 /* Makes w's current or next sleep return (any thread). */
 void weft__fworker_wake(weft__fworker *w);
 /* Whether w has timers or fd waits that will make work later. */

@@ -42,32 +42,46 @@
  *     a push and a pop on one core into a hand-off, a park and a wake-up
  *     (Cilk's work-first rule, from the thief's side). A task its poster
  *     does not come back to is still taken, a look (~1 us) later;
+ *   - a post of one task onto an empty deque wakes nobody: its poster
+ *     nearly always waits for it next (the chain of spawn-joins), and a
+ *     woken worker would only search, find nothing and sleep again, ever
+ *     and again. A second task, or an offer (weft_fork_join's b, a loop's
+ *     half: the poster runs something else first), may wake one;
  *   - a worker that runs out of work searches (spins) for SPIN_NS, one look
  *     per microsecond at LOOK_VICTIMS random victims and the injection
  *     queue, if fewer than max_spinning (a quarter of the CPUs, plus one)
  *     already search; a post wakes a sleeper only when nobody searches
  *     (idle.h), and a searcher that finds work wakes the next sleeper only
  *     if it was the last searcher and a surplus remains (ramp-up one worker
- *     at a time, as Go does). So a post from a task costs a store, a fence
- *     and two reads of lines that change only when workers go to sleep or
- *     wake; a stream of fork-joins wakes a sleeper at most once per
- *     SPIN_NS, and the owner's deque line is read by at most max_spinning
+ *     at a time, as Go does). So a post from a task costs a store and two
+ *     reads of lines that change only when workers go to sleep or wake (the
+ *     fence that orders them is paid by the worker going to sleep, with a
+ *     membarrier, where the kernel has it); a chain of spawn-joins wakes
+ *     nobody, and the owner's deque line is read by at most max_spinning
  *     searchers, a few times a microsecond between them, however many
- *     workers there are.
+ *     workers there are;
+ *   - the watch: the first worker to sleep keeps it, and sleeps for at
+ *     most WATCH_BUSY_NS (WATCH_IDLE_NS when every worker sleeps), then
+ *     looks once, without searching: a lone task whose poster went on with
+ *     something long (or blocked its thread) is taken within two watches.
+ *     When the watcher finds work it hands the watch to a sleeper (a kick).
  *
- * No lost wake-up, i.e. never a worker asleep while a task it could run
- * sits where only sleepers could take it: a post makes its task visible
- * (deque store, then a full fence; or the inbox's seq_cst CAS) before it
- * reads the idle counts; a worker about to sleep stops counting itself a
- * searcher, joins the idle list (seq_cst) and only then looks everywhere
- * once more: its own queues, the injection queue and every deque. Either
- * the poster saw it idle and nobody searching, and wakes a sleeper (itself
- * or another, which then searches), or the last look sees the task. A lone
- * task the last look sees but may not take yet (seen for the first time)
- * does not let the worker sleep: it looks again a microsecond later and
- * takes it then, unless its owner did. Wake-ups of a parked fiber go
- * through its worker's inbox, which the engine pairs with the worker's
- * sleeping flag. tests/test_join.c (lone_child_found,
+ * No lost wake-up, i.e. never every worker asleep while a task sits where
+ * only sleepers could take it: a post makes its task visible (deque store;
+ * or the inbox's seq_cst CAS) before it reads the idle counts, and a
+ * worker about to sleep stops counting itself a searcher, joins the idle
+ * list and then, after a membarrier (or with the posters' fence where the
+ * kernel has none), looks everywhere once more: its own queues, the
+ * injection queue and every deque. Either the poster saw it idle and
+ * nobody searching, and wakes a sleeper, or the last look sees the task.
+ * A lone task the last look sees but may not take yet (seen for the first
+ * time) does not let the worker sleep: it looks again a microsecond later
+ * and takes it then, unless its owner did. A lone post that woke nobody is
+ * still its poster's (a worker only idles with an empty deque, so the
+ * poster runs it at the latest when it next picks), and the watch bounds
+ * how long it waits when the poster does not come back. Wake-ups of a
+ * parked fiber go through its worker's inbox, which the engine pairs with
+ * the worker's sleeping flag. tests/test_join.c (lone_child_found,
  * bursts_never_strand) is the stress that would catch a lost wake-up.
  *
  * Policies: priority and fifo order the injection queue, i.e. the tasks
@@ -106,6 +120,11 @@
  * the others then steal from it instead of all taking the injection lock
  * for every task (Go's globrunqget). */
 #define INJECTED_BATCH 32
+/* The watch: one sleeping worker wakes this often to take lone tasks that
+ * their posters left (a post of one task wakes nobody, see above): while
+ * some worker is busy, and, more seldom, while all sleep. */
+#define WATCH_BUSY_NS  1000000
+#define WATCH_IDLE_NS  10000000
 
 typedef struct mn_worker {
 	weft__fworker fw;
@@ -116,6 +135,8 @@ typedef struct mn_worker {
 	bool prefer_new; /* last pick was a resumed fiber */
 	bool spinning;   /* counted in idle.nspinning */
 	bool recheck;    /* saw a lone new task before sleeping: look once more */
+	bool watched;    /* woke from a watch: look once, do not search */
+	bool has_watch;  /* it is m->watch: kept through its sleeps until it works */
 	uint64_t rng;
 	uint64_t *seen;                /* per victim: its deque's key when one task sat there */
 	int64_t batch_base, batch_end; /* deque indices of the last injected batch */
@@ -136,6 +157,7 @@ typedef struct mn {
 
 	weft__idle idle;
 	_Atomic int stopping;
+	_Atomic int watch;  /* index of the worker that watches, or -1 */
 	mn_worker *workers; /* nworkers of them */
 	uint64_t *seen;     /* every worker's seen[], one block */
 } mn;
@@ -343,8 +365,11 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 		weft__task_list_append(&mw->resume, t);
 		return;
 	}
+	bool lone = weft__deque_size_hint(&mw->deque) == 0 && !weft__tls.offering;
 	if (!weft__deque_push(&mw->deque, t))
 		inject(m, t); /* full: let every worker see it */
+	if (lone)
+		return; /* its poster's, most likely: a searcher or the watch takes it if not */
 	/* The task, then the idle counts: a worker going to sleep pays for
 	 * this order with a membarrier (see "No lost wake-up"), else here. */
 	if (weft__membarrier_usable())
@@ -446,6 +471,17 @@ static weft_task *next(weft__fworker *w)
 	 * work remains, the next one wakes (ramp up, one at a time). */
 	if (t && stop_spinning(m, mw) && surplus(m) && room_for(m, 1))
 		wake_one(m, mw);
+	if (t && mw->has_watch) {
+		/* Busy now: a sleeper takes the watch over (it goes back to
+		 * sleep with it, there being nothing else for it). */
+		mw->has_watch = false;
+		atomic_store(&m->watch, -1);
+		weft__idler *i = weft__idle_claim_any(&m->idle);
+		if (i) {
+			bump(&mw->fw.wakes_sent);
+			kick(i, NULL);
+		}
+	}
 	return t;
 }
 
@@ -487,15 +523,21 @@ static bool idle(weft__fworker *w)
 	bool fresh = false;
 	/* Search for a while, if few others do (or once more, for a lone task
 	 * seen just before sleeping): a look now and then, at a few victims. */
-	if (mw->recheck || mw->spinning || start_spinning(m, mw)) {
+	if (mw->watched)
+		mw->watched = false; /* a look and back to sleep: the watch is cheap */
+	else if (mw->recheck || mw->spinning || start_spinning(m, mw)) {
 		int64_t until = weft_clock_ns() + SPIN_NS;
 		do {
 			/* Its own inbox is where a wake-up of one of its fibers
-			 * lands: look at it at every pause, so a ping-pong across
-			 * workers is not paced by the looks. */
+			 * lands, the injection inbox where a loop's caller from
+			 * outside posts its halves: look at both at every pause,
+			 * so a ping-pong across workers or a short loop is not
+			 * paced by the looks (two lines that stay in the cache
+			 * until somebody posts). */
 			for (int k = 0; k < LOOK_PAUSES; k++) {
 				weft__cpu_relax();
-				if (!weft__inbox_empty(&w->inbox))
+				if (!weft__inbox_empty(&w->inbox) ||
+				    !weft__inbox_empty(&m->injected))
 					return true;
 			}
 			bump(&w->spins);
@@ -514,8 +556,19 @@ static bool idle(weft__fworker *w)
 	bool unsure = weft__membarrier_usable() && !weft__membarrier();
 	fresh = false;
 	bool found = look(m, mw, m->nworkers, &fresh);
-	if (!found && !fresh && !unsure && !atomic_load(&m->stopping))
-		weft__fworker_sleep(w); /* until work, a timer, an fd event or a kick */
+	if (!found && !fresh && !unsure && !atomic_load(&m->stopping)) {
+		/* Until work, a timer, an fd event or a kick; the first to
+		 * sleep also keeps the watch. */
+		int none = -1;
+		if (mw->has_watch || atomic_compare_exchange_strong(&m->watch, &none, w->index)) {
+			mw->has_watch = true;
+			bool all_idle = atomic_load(&m->idle.nidle) >= m->nworkers;
+			weft__fworker_sleep_for(w, all_idle ? WATCH_IDLE_NS : WATCH_BUSY_NS);
+			mw->watched = true;
+		} else {
+			weft__fworker_sleep(w);
+		}
+	}
 	if (weft__idle_leave(&m->idle, &mw->idler)) {
 		mw->spinning = true; /* claimed: counted spinning by the waker */
 		if (!atomic_load_explicit(&m->stopping, memory_order_relaxed))
@@ -623,6 +676,7 @@ static int mn_start(weft_rt *rt)
 	m->max_spinning = (cpus < n ? cpus : n) / 4 + 1;
 	m->awake_cap = n > cpus ? n : cpus;
 	m->any_priority = rt->cfg.policy == WEFT_POLICY_FIFO;
+	atomic_init(&m->watch, -1);
 	weft__readyq_init(&m->queue, &rt->cfg);
 	(void)weft__membarrier_init(); /* posters leave out their fence if it works */
 	rt->model_state = m;
