@@ -545,8 +545,10 @@ static bool idle(weft__fworker *w)
 				return true;
 		} while (!mw->recheck && weft_clock_ns() < until);
 		mw->recheck = false;
-		(void)stop_spinning(m, mw);
 	}
+	/* A searcher stops counting itself one before it announces (else
+	 * posts would take it for a searcher and wake nobody). */
+	(void)stop_spinning(m, mw);
 	/* Announce, then look everywhere once more (no lost wake-up: a post
 	 * makes its task visible before it reads the idle counts). */
 	weft__idle_join(&m->idle, &mw->idler);
@@ -571,6 +573,7 @@ static bool idle(weft__fworker *w)
 	}
 	if (weft__idle_leave(&m->idle, &mw->idler)) {
 		mw->spinning = true; /* claimed: counted spinning by the waker */
+		mw->watched = false; /* woken for work: search as usual */
 		if (!atomic_load_explicit(&m->stopping, memory_order_relaxed))
 			bump(&w->wakes_received); /* not destroy's last call */
 	}
