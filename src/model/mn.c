@@ -562,7 +562,8 @@ static bool idle(weft__fworker *w)
 		/* Until work, a timer, an fd event or a kick; the first to
 		 * sleep also keeps the watch. */
 		int none = -1;
-		if (mw->has_watch || atomic_compare_exchange_strong(&m->watch, &none, w->index)) {
+		if (m->nworkers > 1 &&
+		    (mw->has_watch || atomic_compare_exchange_strong(&m->watch, &none, w->index))) {
 			mw->has_watch = true;
 			bool all_idle = atomic_load(&m->idle.nidle) >= m->nworkers;
 			weft__fworker_sleep_for(w, all_idle ? WATCH_IDLE_NS : WATCH_BUSY_NS);
