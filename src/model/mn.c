@@ -623,9 +623,15 @@ static size_t workers_size(int n)
 	return (size_t)n * sizeof(mn_worker);
 }
 
+/* Each worker's seen[] in lines of its own (it writes them while looking). */
+static size_t seen_stride(int n)
+{
+	return ((size_t)n + 7) / 8 * 8;
+}
+
 static size_t seen_size(int n)
 {
-	return (size_t)n * (size_t)n * sizeof(uint64_t);
+	return (size_t)n * seen_stride(n) * sizeof(uint64_t);
 }
 
 static void stop_workers(mn *m, int started)
@@ -688,7 +694,7 @@ static int mn_start(weft_rt *rt)
 	for (int i = 0; i < n && rc == 0; i++) {
 		mn_worker *mw = &m->workers[i];
 		mw->rng = rt->cfg.seed ^ ((uint64_t)i * 0x9e3779b97f4a7c15ull);
-		mw->seen = m->seen + (size_t)i * (size_t)n;
+		mw->seen = m->seen + (size_t)i * seen_stride(n);
 		rc = weft__fworker_init(&mw->fw, rt, &ops, m, i);
 	}
 	for (int i = 0; i < n && rc == 0; i++) {
