@@ -529,15 +529,18 @@ static bool idle(weft__fworker *w)
 		int64_t until = weft_clock_ns() + SPIN_NS;
 		do {
 			/* Its own inbox is where a wake-up of one of its fibers
-			 * lands, the injection inbox where a loop's caller from
-			 * outside posts its halves: look at both at every pause,
-			 * so a ping-pong across workers or a short loop is not
-			 * paced by the looks (two lines that stay in the cache
-			 * until somebody posts). */
+			 * lands: look at it at every pause, so a ping-pong across
+			 * workers is not paced by the looks. While a thread from
+			 * outside runs a loop, the injection inbox too: it posts
+			 * its halves there and waits for a worker to start them
+			 * (only then: a stream of outside posts would pay for
+			 * every such read with a line transfer). */
+			bool loop_outside = atomic_load_explicit(&m->rt->outside_helpers,
+			                                         memory_order_relaxed) > 0;
 			for (int k = 0; k < LOOK_PAUSES; k++) {
 				weft__cpu_relax();
 				if (!weft__inbox_empty(&w->inbox) ||
-				    !weft__inbox_empty(&m->injected))
+				    (loop_outside && !weft__inbox_empty(&m->injected)))
 					return true;
 			}
 			bump(&w->spins);
