@@ -1,4 +1,5 @@
-/* Model threads: N kernel workers draining one ready queue.
+/* Model threads: N kernel workers draining one ready queue, and each
+ * worker's own posts kept on a stack of its own.
  *
  * The seed's pool took one mutex for every post and every pop, kept the
  * count of unfinished tasks under it, and broadcast a condition variable on
@@ -6,16 +7,16 @@
  * sleep and a wake-up. Here the work per task is kept to the few cache lines
  * that must move between cores:
  *
- * - Posting pushes the task onto an inbox, a lock-free LIFO stack, with one
- *   CAS. No lock is shared with the workers.
+ * - Posting from outside the workers pushes the task onto an inbox, a
+ *   lock-free LIFO stack, with one CAS. No lock is shared with the workers.
  * - A worker that needs work takes the scheduler lock, moves the whole inbox
  *   into the policy's ready queue (reversing the stack restores post order,
  *   which is when FIFO sequence numbers are stamped), and takes a batch: up
  *   to 1/N of the queue, at most BATCH_MAX, so the lock and the queue's
  *   lines move once per batch. A batch is only a prefetch (see next_task):
  *   it goes back to the queue when another worker runs dry, and under
- *   priority when the worker's own tasks posted more, so order and balance
- *   hold as if tasks were taken one at a time.
+ *   priority when the worker's own tasks sent more to the queue, so order
+ *   and balance hold as if tasks were taken one at a time.
  * - The expensive case is a worker that keeps up with a poster: both then
  *   touch the inbox and each task's line alternately, and every access
  *   misses (measured: ~300 ns per post with one worker). So workers never
@@ -30,17 +31,108 @@
  *   posted had finished (children are posted before their parent finishes).
  * - Idle workers poll quietly for ~15 us (reads only, ~0.4 us apart), then
  *   sleep on their own futex word, through the idle list of core/idle.h
- *   (shared with mn; Go's scheduler is the model for waking):
- *   a post wakes a sleeper only when no wake-up is in flight (a woken worker
- *   counts in nspinning until it finds work; claimed by a CAS 0 -> 1), and a
- *   woken worker that finds work wakes one more if work remains, so
- *   parallelism ramps up one worker at a time rather than all at once.
+ *   (shared with mn; Go's scheduler is the model for waking): a post to
+ *   the queue wakes a sleeper only when no wake-up is in flight (a woken
+ *   worker counts in nspinning until it finds work; claimed by a CAS
+ *   0 -> 1), and a woken worker that finds work wakes one more if work
+ *   remains, so parallelism ramps up one worker at a time.
+ *
+ * Own posts. A task that posts a child and waits for it (fork-join) used
+ * to send the child through the shared inbox and take it back from there
+ * in its wait: two writes to shared lines per child and, with idle workers
+ * about, a wake-up and often the very child the parent was about to run
+ * taken by another worker, the parent then sleeping until it finished (on
+ * 16 CPUs a spawn-join cost 22x what it cost on one). So what a task posts
+ * goes onto its worker's own stack (a Chase-Lev deque, core/deque.h), and:
+ *   - waiting (help, called by weft_wait and weft_group_wait) takes the
+ *     newest own post first: a spawn-join is a push and a pop on lines no
+ *     other core writes; weft_fork_join's b, when nobody took it, comes
+ *     off the stack and runs as a plain call (threads_take_back);
+ *   - what a task posted and did not take back by the time it returns goes
+ *     to the shared queue then (flush_own_posts), in post order, so the
+ *     policy orders it as it ordered every post before; a full stack is
+ *     moved there the same way before the next post. The policy does not
+ *     order a task's own posts among themselves while it waits: its waits
+ *     run them newest first, whatever their priority. Posts from outside
+ *     the workers always go through the policy's queue;
+ *   - other workers take from a worker's own posts only after the shared
+ *     queue came up empty, oldest first: two or more at once (a surplus),
+ *     a lone task only once they have seen it sit there for SIT_NS (1 us,
+ *     by the clock): a lone task is most likely the child its poster is
+ *     about to wait for, and taking it turns a push and a pop on one core
+ *     into a hand-off between two (Cilk's work-first rule, kept from the
+ *     thief's side). These takes count as steals, with the batches.
+ * The stand-in of core/task.c (deep nesting) acts for its worker with the
+ * worker's index, so it uses the worker's own stack while the worker waits
+ * for it: one owner at a time, ordered by the thread's creation and join.
+ *
+ * When a post wakes a sleeper. A post to the shared queue, a flush, an own
+ * post that leaves two or more on the stack (a fan-out: more than the
+ * poster runs next) and an offer (weft__tls.offering: weft_fork_join's b,
+ * a loop's half, which the poster follows with other work) wake as above.
+ * Any other own post is lone, and wakes nobody when both:
+ *   - a watcher is on duty: while any worker is awake (not asleep for want
+ *     of work: one blocked inside a task is awake), one idle worker
+ *     sleeps with a timeout (watch_ns: 50 us, doubling up to 1 ms while it
+ *     finds nothing, back to 50 us when it finds a task sitting) and after
+ *     each sleep looks at every own stack for a task that sits there; so a
+ *     lone child that its poster does not join soon (it computes first,
+ *     blocks on a semaphore the child posts, holds a weft_mutex or waits
+ *     with a deadline, which do not help) still runs elsewhere, at most a
+ *     watch period later: its parallelism is deferred, never lost. The
+ *     watch goes off duty after WATCH_QUIET looks (~12 ms) during which no
+ *     worker made an own post at all (watch_off), and back on duty with
+ *     the next lone post, which finds nobody on duty and so wakes a
+ *     sleeper as a post to the queue does;
+ *   - the worker's previous lone post was not taken by another worker
+ *     while its poster never looked for it (help_pops unchanged): a poster
+ *     that leaves its lone children sitting gets the old immediate wake-up
+ *     for the next one rather than the watcher's delay. A poster that
+ *     looked and found its child gone was joining and merely late (often
+ *     because a wake-up's system call came between its post and its wait):
+ *     it stays quiet, or each wake-up would get the next child taken.
+ * So a chain of spawn-joins wakes nobody and is stolen from by nobody
+ * (nor are its lines read, but by the watcher once a period), a pattern
+ * that leaves its child sitting pays the old wake-up from its second child
+ * on, and the watcher costs at most 20,000 timed wake-ups a second, 1,000
+ * once it keeps finding nothing, while tasks make own posts and any worker
+ * is awake; none when no task posts or every worker sleeps. Counted in the
+ * statistics: wakeups are claims of sleepers by posts (as before), sleeps
+ * include the watcher's timed ones, steals are the batches and own posts
+ * taken from another worker, steal_attempts the searches of other
+ * workers' own posts (and the steals of batches), spins the polls of idle
+ * workers.
  *
  * Lost wake-ups are prevented by the publish-then-check order on both
  * sides, with a full barrier in between:
- *   poster: push to inbox (seq_cst CAS); read nspinning, nidle -> maybe wake.
+ *   poster: push to inbox (seq_cst CAS), or to its own stack then a fence;
+ *           read watch (and clear watch_off), nspinning, nidle -> maybe
+ *           wake.
  *   worker: nspinning--, or join the idle list; fence; re-check for work.
- * Either the poster sees the worker idle, or the worker sees the task.
+ * Either the poster sees the worker idle, or the worker sees the task. A
+ * lone own post that wakes nobody saw a watcher, or a woken worker still
+ * spinning, or nobody asleep; each of them stops looking only after a
+ * step that re-checks:
+ *   - the watcher gives up the watch (store 0, seq_cst) to sleep without
+ *     a timeout, then reads awake: a poster is awake, so either it read
+ *     the watcher's mark before that store, and the watcher sees awake > 0
+ *     and takes the watch back, or it read 0 and went on as a post to the
+ *     queue does (wake a sleeper, or leave it to a spinning one). Off
+ *     duty, it stores watch_off, then 0 in watch, then looks at every own
+ *     stack: a poster that read its mark has its task seen (the watch
+ *     goes back on duty), one that read 0 reads watch_off after, so it
+ *     clears it before it reads nspinning and nidle, and whoever it
+ *     leaves the task to sees the watch on duty when it decides;
+ *   - a spinning worker or the watcher that finds work (or goes for work
+ *     it saw queued) leaves nspinning or the watch (seq_cst), then looks
+ *     at every own stack and wakes a sleeper if one holds a task;
+ *   - a spinning worker that finds nothing goes to sleep through the watch
+ *     decision (keep_watch), which keeps the watch while anyone is awake;
+ *   - a worker that was awake goes to sleep through the same decision.
+ * A worker with tasks on its own stack is awake (it is inside a task: the
+ * stack is empty whenever the worker loop looks for work), so "someone is
+ * awake" covers every own stack that can hold a task. Quiescence counts own
+ * posts as posts, when they are posted, as before.
  * wait_all uses the same pattern with all_waiters against finished counts.
  *
  * Destroy: closing makes external posts fail (see threads_submit for the
@@ -49,8 +141,10 @@
  * first; workers then complete queued tasks as cancelled instead of running
  * them. */
 #include <stdio.h>
+#include <time.h>
 
 #include "core/completion.h"
+#include "core/deque.h"
 #include "core/futex.h"
 #include "core/idle.h"
 #include "core/inbox.h"
@@ -62,18 +156,39 @@
 
 #define BATCH_MAX         16
 #define SPIN_ROUNDS       32
-#define SPIN_PAUSES       16 /* between polls of an idle worker, ~0.4 us */
-#define BATCH_WAIT_PAUSES 40 /* ~1 us: see next_task */
+#define SPIN_PAUSES       16    /* between polls of an idle worker, ~0.4 us */
+#define BATCH_WAIT_PAUSES 40    /* ~1 us: see next_task */
+#define SIT_NS            1000  /* a lone own post this old is taken: see the top */
+#define WATCH_MIN_NS      50000 /* the watcher's period: see the top */
+#define WATCH_MAX_NS      1000000
+#define WATCH_QUIET       16 /* looks without an own post: off duty (~12 ms) */
 
 typedef struct worker {
-	/* Written only by the worker itself, read by quiescence checks. */
+	/* Written only by the worker itself, read by quiescence checks,
+	 * statistics and the watcher. */
 	WEFT__ALIGNED _Atomic uint64_t finished; /* run or cancelled */
 	_Atomic uint64_t posted;                 /* tasks this worker's tasks posted */
 	_Atomic uint64_t cancelled;
 	_Atomic uint64_t sleeps;
-	_Atomic uint64_t steals; /* batches taken from another worker; this worker writes */
-	uint64_t posted_at_take; /* posted when the batch was taken; owner only */
-	int last_batch;          /* size of the last batch taken; owner only */
+	_Atomic uint64_t steals;     /* batches or own posts taken from another worker */
+	_Atomic uint64_t attempts;   /* searches of other workers' own posts, and steals */
+	_Atomic uint64_t spins;      /* polls of an idle worker before it sleeps */
+	_Atomic uint64_t own_pushed; /* pushes onto own; the watcher reads the sum */
+
+	/* Owner only (the worker, or its stand-in while the worker waits for
+	 * it: one at a time). */
+	uint64_t shared_posts;   /* own posts sent to the shared queue */
+	uint64_t shared_at_take; /* shared_posts when the batch was taken */
+	int last_batch;          /* size of the last batch taken */
+	uint64_t own_taken;      /* own posts taken back by this worker */
+	uint64_t help_pops;      /* pops of own in threads_help, found or not */
+	uint64_t stolen_at_lone; /* own_pushed - own_taken at the last lone push */
+	uint64_t helped_at_lone; /* help_pops at the last lone push */
+	int seen_victim;         /* the lone own post looked at: its worker or -1, */
+	int64_t seen_top;        /* its index on that worker's stack, */
+	int64_t seen_ns;         /* and when it was first seen there */
+	uint64_t pushes_seen;    /* as the watcher: the sum of own_pushed, */
+	int quiet;               /* looks since it last changed */
 
 	/* The batch: tasks taken from the queue and not yet started, entries
 	 * [pos, len) of batch[]. span packs gen:32 pos:16 len:16. The owner
@@ -85,6 +200,10 @@ typedef struct worker {
 	 * batch fails its CAS. */
 	WEFT__ALIGNED _Atomic uint64_t span;
 	_Atomic(weft_task *) batch[BATCH_MAX];
+
+	/* What this worker's tasks posted: the owner pushes and pops, other
+	 * workers take the oldest (see the top). */
+	weft__deque own;
 
 	weft__idler idler; /* claimed is the futex word it sleeps on */
 
@@ -110,6 +229,17 @@ typedef struct threads {
 	weft__idle idle; /* idle and spinning workers (core/idle.h) */
 	_Atomic int stopping;
 
+	/* 0, or 1 + the index of the watcher. Read by every lone own post, so
+	 * on a line of its own (with watch_off) that changes only when the
+	 * watch does. */
+	WEFT__ALIGNED _Atomic int watch;
+	/* 1 while the watch is off duty: no own post for a while (see the
+	 * top); set by the watcher leaving, cleared by a lone post. */
+	_Atomic int watch_off;
+	/* Workers not asleep in sleep_idle: each changes it around its sleeps. */
+	WEFT__ALIGNED _Atomic int awake;
+	_Atomic int64_t watch_ns; /* the watcher's period; the watcher writes it */
+
 	worker workers[];
 } threads;
 
@@ -118,10 +248,29 @@ static size_t state_size(int nworkers)
 	return sizeof(threads) + (size_t)nworkers * sizeof(worker);
 }
 
+/* Plain increment of a counter only its worker writes. */
+static void bump(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+}
+
 static bool has_work(threads *m)
 {
 	return !weft__inbox_empty(&m->inbox) ||
 	       atomic_load_explicit(&m->ready_len, memory_order_relaxed) != 0;
+}
+
+/* Whether any worker's own stack holds a task. */
+static bool own_posts_waiting(threads *m)
+{
+	for (int i = 0; i < m->nworkers; i++) {
+		weft__deque *d = &m->workers[i].own;
+		int64_t top = atomic_load(&d->top);
+		if (atomic_load(&d->bottom) > top)
+			return true;
+	}
+	return false;
 }
 
 /* Moves the inbox into the ready queue. Caller holds m->lock. */
@@ -135,9 +284,6 @@ static void drain_inbox(threads *m)
 	}
 }
 
-/* Returns the unstarted rest of w's batch to the ready queue, last first,
- * so that each goes back in front of everything queued after it. Caller
- * holds m->lock. */
 #define SPAN(gen, pos, len) ((uint64_t)(gen) << 32 | (uint64_t)(pos) << 16 | (uint64_t)(len))
 #define SPAN_GEN(s)         ((uint32_t)((s) >> 32))
 #define SPAN_POS(s)         ((int)(((s) >> 16) & 0xffff))
@@ -234,11 +380,10 @@ static bool take_batch(threads *m, worker *w)
 		weft__readyq_unpop(&m->ready, rest[--nrest]);
 	int ngot = steal(m, w, got);
 	bool stole = ngot > 0;
-	if (stole) {
+	if (stole) { /* under the lock a batch seen is a batch taken */
 		WEFT__PROBE2(task__steal, w->index, ngot);
-		atomic_store_explicit(&w->steals,
-		                      atomic_load_explicit(&w->steals, memory_order_relaxed) + 1,
-		                      memory_order_relaxed);
+		bump(&w->steals);
+		bump(&w->attempts);
 	}
 	if (ngot == 0) {
 		drain_inbox(m);
@@ -265,31 +410,181 @@ static void relax(int pauses)
 		weft__cpu_relax();
 }
 
-/* Under an ordered policy, when this worker's own tasks posted more work
- * (which may be more urgent), the rest of the batch goes back and the queue
- * is asked again; arrivals from outside race with the take anyway, so they
- * are not checked, which keeps the inbox line out of this path. When a
- * small batch runs out and this worker posted nothing, it waits about a
- * microsecond before asking again, so that a poster in full flow gets ahead
- * and the next batch is bigger: chasing it task by task makes every post
- * and every take miss the cache. */
+/* Under an ordered policy, when this worker's own tasks sent more work to
+ * the queue (which may be more urgent), the rest of the batch goes back and
+ * the queue is asked again; arrivals from outside race with the take
+ * anyway, so they are not checked, which keeps the inbox line out of this
+ * path. When a small batch runs out and this worker sent nothing, it waits
+ * about a microsecond before asking again, so that a poster in full flow
+ * gets ahead and the next batch is bigger: chasing it task by task makes
+ * every post and every take miss the cache. */
 static weft_task *next_task(threads *m, worker *w)
 {
-	uint64_t posted = atomic_load_explicit(&w->posted, memory_order_relaxed);
-	bool own_posts = posted != w->posted_at_take;
+	bool own_posts = w->shared_posts != w->shared_at_take;
 	weft_task *t = NULL;
 	if (!(m->ordered && own_posts))
 		t = batch_take_front(w);
 	if (!t) {
 		if (w->last_batch < BATCH_MAX / 2 && !own_posts)
 			relax(BATCH_WAIT_PAUSES);
-		w->posted_at_take = posted;
+		w->shared_at_take = w->shared_posts;
 		if (!take_batch(m, w) || !(t = batch_take_front(w)))
 			return NULL;
 	}
 	weft__dequeued(m->rt, 1);
 	return t;
 }
+
+/* ------------------------------------------------------------ own posts */
+
+static int64_t clock_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Looks at the other workers' own stacks for a task to take (see the top):
+ * the oldest of a surplus, or a lone task w first saw at the same place at
+ * least SIT_NS ago (a clock, not a count of pauses, whose length differs
+ * tenfold between CPUs). Returns the victim's index, with the task's index
+ * in w->seen_top, or -1; then w->seen_* name the lone task to look at
+ * again, if any. settle: rather than return -1 for a lone task not yet
+ * sitting long enough, wait until it has or is gone. */
+static int find_sitting(threads *m, worker *w, bool settle)
+{
+	bump(&w->attempts);
+	int64_t until = 0; /* settle: a chain of spawn-joins shows a new lone task at every look */
+	for (;;) {
+		int lone = -1;
+		int64_t lone_top = 0;
+		for (int i = 1; i < m->nworkers; i++) {
+			int v = w->index + i < m->nworkers ? w->index + i
+			                                   : w->index + i - m->nworkers;
+			weft__deque *d = &m->workers[v].own;
+			/* bottom first: the count is then at most what the stack
+			 * held at some moment (top only grows), so a lone task
+			 * that its owner just took back and replaced never looks
+			 * like a surplus */
+			int64_t b = atomic_load(&d->bottom);
+			int64_t top = atomic_load(&d->top);
+			int64_t n = b - top;
+			if (n <= 0)
+				continue;
+			if (n > 1) {
+				w->seen_victim = v;
+				w->seen_top = top;
+				return v;
+			}
+			/* the one seen before comes first: it may have sat long */
+			if (lone < 0 || (v == w->seen_victim && top == w->seen_top)) {
+				lone = v;
+				lone_top = top;
+			}
+		}
+		if (lone < 0) {
+			w->seen_victim = -1;
+			return -1;
+		}
+		int64_t now = clock_now();
+		if (lone != w->seen_victim || lone_top != w->seen_top) {
+			w->seen_victim = lone; /* a new one: it sits from now */
+			w->seen_top = lone_top;
+			w->seen_ns = now;
+		} else if (now - w->seen_ns >= SIT_NS) {
+			return lone;
+		}
+		if (!settle)
+			return -1;
+		if (!until)
+			until = now + 2 * SIT_NS;
+		else if (now > until)
+			return -1;
+		relax(SPIN_PAUSES);
+	}
+}
+
+/* Takes the task find_sitting chose (the one at w->seen_top of v's stack),
+ * or NULL when its owner or another thief took it first. The steal of
+ * core/deque.h, but only of that very task: top must still be seen_top. */
+static weft_task *take_sitting(worker *w, worker *v)
+{
+	weft__deque *d = &v->own;
+	int64_t top = w->seen_top;
+	w->seen_victim = -1;
+	if (atomic_load(&d->bottom) <= top)
+		return NULL;
+	weft_task *t =
+	        atomic_load_explicit(&d->ring[top & (WEFT__DEQUE_SIZE - 1)], memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(&d->top, &top, top + 1, memory_order_seq_cst,
+	                                             memory_order_relaxed))
+		return NULL;
+	bump(&w->steals);
+	WEFT__PROBE2(task__steal, w->index, 1);
+	return t;
+}
+
+/* A task from another worker's own posts (see find_sitting), or NULL. */
+static weft_task *take_own_post(threads *m, worker *w, bool settle)
+{
+	if (m->nworkers == 1)
+		return NULL;
+	int v = find_sitting(m, w, settle);
+	if (v < 0)
+		return NULL;
+	weft_task *t = take_sitting(w, &m->workers[v]);
+	if (t) {
+		weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
+		weft__dequeued(m->rt, 1);
+	}
+	return t;
+}
+
+/* Sends what the task that just ended posted and did not take back (w's own
+ * posts above mark) to the shared queue, oldest first as if posted there,
+ * with one CAS: the task is done with them, and the policy orders them from
+ * now on. Out of line, as the rare paths here are: the run and post paths
+ * they would be inlined into stay lean. */
+__attribute__((noinline)) static void flush_own_posts(threads *m, worker *w, int64_t mark)
+{
+	weft_task *newest = NULL, *oldest = NULL;
+	uint64_t n = 0;
+	while (atomic_load_explicit(&w->own.bottom, memory_order_relaxed) > mark) {
+		weft_task *t = weft__deque_pop(&w->own); /* newest first */
+		if (!t)
+			break; /* thieves took the rest */
+		t->next_ = NULL;
+		if (oldest)
+			oldest->next_ = t;
+		else
+			newest = t;
+		oldest = t;
+		n++;
+	}
+	if (!newest)
+		return;
+	w->own_taken += n;
+	w->shared_posts += n;
+	weft_task *head = atomic_load_explicit(&m->inbox.head, memory_order_relaxed);
+	do
+		oldest->next_ = head;
+	while (!atomic_compare_exchange_weak_explicit(&m->inbox.head, &head, newest,
+	                                              memory_order_seq_cst, memory_order_relaxed));
+	wake_if_needed(m);
+}
+
+/* Runs t on w, then sends what it left on w's own stack to the queue. */
+__attribute__((always_inline)) static inline void run_one(threads *m, worker *w, weft_task *t)
+{
+	int64_t mark = atomic_load_explicit(&w->own.bottom, memory_order_relaxed);
+	uint64_t cancelled = !weft__run_task(m->rt, t);
+	if (atomic_load_explicit(&w->own.bottom, memory_order_relaxed) > mark)
+		flush_own_posts(m, w, mark);
+	atomic_store_explicit(&w->cancelled, w->cancelled + cancelled, memory_order_relaxed);
+	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+}
+
+/* ------------------------------------------------------------ waking */
 
 /* Wakes one idle worker, unless one is already spinning: the woken worker
  * counts as spinning until it finds work. */
@@ -301,13 +596,68 @@ static void wake_one(threads *m)
 }
 
 /* Callers have made their work visible with a seq_cst operation (the
- * inbox CAS, the batch's span store), which orders it before these seq_cst
- * loads; a worker going idle does the mirror image (see sleep_idle). */
+ * inbox CAS, the batch's span store, a fence after an own push), which
+ * orders it before these seq_cst loads; a worker going idle does the
+ * mirror image (see sleep_idle). */
 static void wake_if_needed(threads *m)
 {
 	if (weft__idle_wanted(&m->idle))
 		wake_one(m);
 }
+
+/* After w pushed onto its own stack (more than one worker): the rule of
+ * the top for whether to wake a sleeper. */
+static void own_post_made(threads *m, worker *w)
+{
+	atomic_thread_fence(memory_order_seq_cst); /* the push before the reads */
+	if (weft__deque_size_hint(&w->own) > 1 || weft__tls.offering) {
+		wake_if_needed(m); /* a fan-out, or an offer */
+		return;
+	}
+	uint64_t stolen =
+	        atomic_load_explicit(&w->own_pushed, memory_order_relaxed) - 1 - w->own_taken;
+	/* Taken by another worker while this one never looked for it: a
+	 * poster that blocks rather than joins. (One that looked in vain was
+	 * joining and merely slow: it stays quiet; else the wake-up itself,
+	 * a system call while the child sits, would get the next child taken
+	 * too, and so on.) */
+	bool left_sitting = stolen != w->stolen_at_lone && w->help_pops == w->helped_at_lone;
+	w->stolen_at_lone = stolen;
+	w->helped_at_lone = w->help_pops;
+	if (atomic_load(&m->watch) == 0) {
+		/* Nobody on duty: put the watch back on duty (before the
+		 * reads of wake_if_needed, which a sleeper mirrors), and wake
+		 * as a post to the queue does. */
+		if (atomic_load(&m->watch_off))
+			atomic_store(&m->watch_off, 0);
+		wake_if_needed(m);
+	} else if (left_sitting) {
+		wake_if_needed(m);
+	}
+}
+
+/* w, idle, found work: it stops looking, so if it was a woken worker still
+ * counted spinning, or the watcher, someone else must look at what it was
+ * looking after (see the top). */
+static void stop_looking(threads *m, worker *w, bool *spinning)
+{
+	bool check = false;
+	if (*spinning) {
+		*spinning = false;
+		check = atomic_fetch_sub(&m->idle.nspinning, 1) == 1;
+	}
+	if (atomic_load_explicit(&m->watch, memory_order_relaxed) == w->index + 1) {
+		atomic_store(&m->watch, 0);
+		check = true;
+	}
+	if (check) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (has_work(m) || own_posts_waiting(m))
+			wake_if_needed(m);
+	}
+}
+
+/* ------------------------------------------------------------ idle */
 
 static uint64_t sum_finished(void *state)
 {
@@ -335,18 +685,130 @@ static void threads_wait_all(weft_rt *rt)
 	weft__wait_quiescent(&rt->done, &sums, m);
 }
 
-/* Puts w on the idle list and sleeps until woken. Returns false if, after
+/* Own posts made so far, all workers: the watcher's sign of use. */
+static uint64_t sum_own_pushed(threads *m)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < m->nworkers; i++)
+		n += atomic_load_explicit(&m->workers[i].own_pushed, memory_order_relaxed);
+	return n;
+}
+
+/* Whether w, about to sleep (on the idle list, not counted awake), must
+ * hold the watch: yes while any worker is awake, the watch is on duty and
+ * no other idle worker holds it. Giving it up is a store then a look at
+ * awake, the mirror of a lone post's push, fence, look at watch (see the
+ * top). */
+static bool keep_watch(threads *m, worker *w)
+{
+	int me = w->index + 1;
+	for (;;) {
+		int cur = atomic_load(&m->watch);
+		if (cur != 0 && cur != me)
+			return false;
+		if (atomic_load(&m->awake) > 0 && !atomic_load(&m->watch_off)) {
+			int zero = 0;
+			if (cur == me)
+				return true;
+			if (atomic_compare_exchange_strong(&m->watch, &zero, me)) {
+				w->pushes_seen = sum_own_pushed(m);
+				w->quiet = 0;
+				return true;
+			}
+			continue;
+		}
+		if (cur == 0)
+			return false;
+		atomic_store(&m->watch, 0);
+	}
+}
+
+/* The watcher found nothing sitting. After WATCH_QUIET such looks with no
+ * own post made anywhere it takes the watch off duty: it marks it off,
+ * leaves it, and looks at the own stacks, the mirror of a lone post's
+ * push, fence, look at watch and watch_off (see the top). */
+static void watch_found_nothing(threads *m, worker *w, int64_t period)
+{
+	period = period * 2 > WATCH_MAX_NS ? WATCH_MAX_NS : period * 2;
+	atomic_store_explicit(&m->watch_ns, period, memory_order_relaxed);
+	uint64_t sum = sum_own_pushed(m);
+	if (sum != w->pushes_seen) {
+		w->pushes_seen = sum;
+		w->quiet = 0;
+		return;
+	}
+	if (++w->quiet < WATCH_QUIET)
+		return;
+	atomic_store_explicit(&m->watch_ns, WATCH_MIN_NS, memory_order_relaxed);
+	atomic_store(&m->watch_off, 1);
+	atomic_store(&m->watch, 0);
+	if (own_posts_waiting(m))
+		atomic_store(&m->watch_off, 0); /* a post that saw the watch on */
+}
+
+/* Sleeps until claimed; while w holds the watch, in periods of watch_ns,
+ * looking at the own stacks after each. Returns true when claimed, false
+ * when it left the list itself to take a task that sat on one. */
+static bool doze(threads *m, worker *w)
+{
+	for (;;) {
+		bool watching = keep_watch(m, w);
+		int64_t period =
+		        watching ? atomic_load_explicit(&m->watch_ns, memory_order_relaxed) : -1;
+		if (atomic_load(&w->idler.claimed) == 0) {
+			bump(&w->sleeps);
+			weft__futex_wait(&w->idler.claimed, 0, period);
+		}
+		if (atomic_load(&w->idler.claimed) != 0)
+			return true;
+		if (!watching)
+			continue;
+		if (find_sitting(m, w, true) >= 0) {
+			atomic_store_explicit(&m->watch_ns, WATCH_MIN_NS, memory_order_relaxed);
+			if (weft__idle_leave(&m->idle, &w->idler))
+				return true;
+			return false;
+		}
+		watch_found_nothing(m, w, period);
+	}
+}
+
+/* Puts w on the idle list and sleeps until woken. Returns whether w is now
+ * counted spinning: true when a waker claimed it; false if, after
  * publishing itself idle, w found work or the stop request and left the
- * list itself (then it is not spinning). */
+ * list itself, or left to take a task that sat on an own stack. */
 static bool sleep_idle(threads *m, worker *w)
 {
 	weft__idle_join(&m->idle, &w->idler);
+	atomic_fetch_sub(&m->awake, 1);
+	/* Before anything that may send w back to work without sleeping:
+	 * holding the watch, it looks after lone own posts until it finds
+	 * work (stop_looking). */
+	(void)keep_watch(m, w);
+	bool claimed;
 	if (has_work(m) || stealable(m) || atomic_load(&m->stopping))
-		return weft__idle_leave(&m->idle, &w->idler);
-	atomic_fetch_add_explicit(&w->sleeps, 1, memory_order_relaxed);
-	while (atomic_load(&w->idler.claimed) == 0)
-		weft__futex_wait(&w->idler.claimed, 0, -1);
-	return true;
+		claimed = weft__idle_leave(&m->idle, &w->idler);
+	else
+		claimed = doze(m, w);
+	atomic_fetch_add(&m->awake, 1);
+	return claimed;
+}
+
+/* Polls quietly before sleeping: no shared writes, and reads of the shared
+ * lines only now and then, since each one makes the next post (or the
+ * victim's next take) pay to take the line back. Returns true when work
+ * showed up in the queue or a batch; *t: a task taken from an own stack. */
+static bool poll_idle(threads *m, worker *w, weft_task **t)
+{
+	for (int i = 0; i < SPIN_ROUNDS; i++) {
+		relax(SPIN_PAUSES);
+		bump(&w->spins);
+		if (has_work(m) || stealable(m))
+			return true;
+		if ((*t = take_own_post(m, w, false)))
+			return false;
+	}
+	return false;
 }
 
 static void *worker_main(void *arg)
@@ -361,41 +823,34 @@ static void *worker_main(void *arg)
 
 	for (;;) {
 		weft_task *t = next_task(m, w);
+		if (!t)
+			t = take_own_post(m, w, false);
+		if (!t) {
+			weft__idle_begin(rt, w->index);
+			weft__notify_quiescent(&m->rt->done, &sums, m);
+			if (poll_idle(m, w, &t))
+				continue;
+		}
 		if (t) {
 			weft__idle_end(rt, w->index);
-			if (spinning) {
-				spinning = false;
-				if (atomic_fetch_sub(&m->idle.nspinning, 1) == 1 && has_work(m))
-					wake_if_needed(m); /* the fetch_sub is the fence */
-			}
-			uint64_t cancelled = !weft__run_task(rt, t);
-			atomic_store_explicit(&w->cancelled, w->cancelled + cancelled,
-			                      memory_order_relaxed);
-			atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+			stop_looking(m, w, &spinning);
+			run_one(m, w, t);
 			continue;
 		}
-
-		weft__idle_begin(rt, w->index);
-		weft__notify_quiescent(&m->rt->done, &sums, m);
-		/* Poll quietly before sleeping: no shared writes, and reads of
-		 * the shared lines only now and then, since each one makes the
-		 * next post (or the victim's next take) pay to take the line
-		 * back. */
-		bool found = false;
-		for (int i = 0; i < SPIN_ROUNDS && !found; i++) {
-			found = has_work(m) || stealable(m);
-			if (!found)
-				relax(SPIN_PAUSES);
-		}
-		if (found)
-			continue;
+		/* A woken worker that stops spinning without work: posts that saw
+		 * it spinning woke nobody, so unless it goes to sleep through the
+		 * watch decision it looks after their lone tasks now. */
+		bool was_spinning = spinning;
 		if (spinning) {
 			spinning = false;
 			atomic_fetch_sub(&m->idle.nspinning, 1);
 		}
 		atomic_thread_fence(memory_order_seq_cst);
-		if (has_work(m) || stealable(m))
+		if (has_work(m) || stealable(m)) {
+			if (was_spinning && own_posts_waiting(m))
+				wake_if_needed(m);
 			continue;
+		}
 		if (atomic_load(&m->stopping))
 			break;
 		spinning = sleep_idle(m, w);
@@ -408,11 +863,28 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* ------------------------------------------------------------ posting */
+
 static void push_and_wake(void *state, weft_task *t)
 {
 	threads *m = state;
 	weft__inbox_push(&m->inbox, t);
 	wake_if_needed(m);
+}
+
+/* w's own stack is full: what is there goes to the shared queue first, so
+ * that it is queued before t, as it was posted before. */
+__attribute__((noinline)) static void post_to_full_stack(threads *m, worker *w, weft_task *t)
+{
+	flush_own_posts(m, w, INT64_MIN);
+	if (!weft__deque_push(&w->own, t)) {
+		w->shared_posts++;
+		push_and_wake(m, t);
+		return;
+	}
+	bump(&w->own_pushed);
+	if (m->nworkers > 1)
+		own_post_made(m, w);
 }
 
 static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
@@ -424,9 +896,72 @@ static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 	}
 	worker *w = &m->workers[weft__tls.index];
 	atomic_store_explicit(&w->posted, w->posted + 1, memory_order_relaxed);
-	push_and_wake(m, t);
+	if (!weft__deque_push(&w->own, t)) {
+		post_to_full_stack(m, w, t);
+		return 0;
+	}
+	bump(&w->own_pushed);
+	if (m->nworkers > 1)
+		own_post_made(m, w);
 	return 0;
 }
+
+/* threads_help when w's own stack is empty. */
+__attribute__((noinline)) static bool help_from_elsewhere(threads *m, worker *w)
+{
+	weft_task *t = next_task(m, w);
+	if (!t && !(t = take_own_post(m, w, true)))
+		return false;
+	run_one(m, w, t);
+	return true;
+}
+
+/* A worker waiting inside a task (task.c) runs one task: its own newest
+ * post first, which is most likely what it waits for (a child it just
+ * posted), so that nested waits go depth-first and stay as deep as the
+ * fork-join tree; then as its loop would, from its batch, another's, the
+ * queue, or another worker's own posts. */
+static bool threads_help(weft_rt *rt)
+{
+	threads *m = rt->model_state;
+	worker *w = &m->workers[weft__tls.index];
+	weft_task *t = weft__deque_pop(&w->own);
+	w->help_pops++;
+	if (!t)
+		return help_from_elsewhere(m, w);
+	w->own_taken++;
+	weft__dequeued(rt, 1);
+	run_one(m, w, t);
+	return true;
+}
+
+/* weft_fork_join's b (core/fork_join.c), posted by the calling task and
+ * not started: if it is still the newest of the caller's own posts, it
+ * comes off the stack and counts as finished (the caller runs it as a
+ * plain call). A pop, so a thief that takes it at the same moment wins or
+ * loses cleanly. A caller outside the workers (weft_fork_join is public)
+ * posted to the shared queue: nothing to take back. */
+static bool threads_take_back(weft_rt *rt, weft_task *t)
+{
+	if (weft__tls.rt != rt || weft__tls.index < 0)
+		return false; /* posted from outside: in the shared queue */
+	threads *m = rt->model_state;
+	worker *w = &m->workers[weft__tls.index];
+	int64_t b = atomic_load_explicit(&w->own.bottom, memory_order_relaxed);
+	if (b <= atomic_load_explicit(&w->own.top, memory_order_relaxed) ||
+	    atomic_load_explicit(&w->own.ring[(b - 1) & (WEFT__DEQUE_SIZE - 1)],
+	                         memory_order_relaxed) != t)
+		return false;
+	w->help_pops++; /* it looked for its post (see own_post_made) */
+	if (weft__deque_pop(&w->own) != t)
+		return false; /* a thief took it: the only other outcome */
+	w->own_taken++;
+	weft__dequeued(rt, 1);
+	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+	return true;
+}
+
+/* ------------------------------------------------------------ lifecycle */
 
 static void kick(weft__idler *i, void *ctx)
 {
@@ -459,11 +994,14 @@ static int threads_start(weft_rt *rt)
 	m->nworkers = n;
 	weft__readyq_init(&m->ready, &rt->cfg);
 	m->ordered = m->ready.ops->ordered;
+	atomic_store(&m->awake, n);
+	atomic_store(&m->watch_ns, WATCH_MIN_NS);
 	rt->model_state = m;
 	for (int i = 0; i < n; i++) {
 		worker *w = &m->workers[i];
 		w->m = m;
 		w->index = i;
+		w->seen_victim = -1;
 		int rc = weft__worker_create(&w->thread, worker_main, w, rt, i);
 		if (rc) {
 			stop_workers(m, i);
@@ -481,52 +1019,18 @@ static void threads_stop(weft_rt *rt)
 	stop_workers(m, m->nworkers);
 }
 
-/* The newest post not yet in the ready queue, or NULL. Under the lock,
- * which every other taker of the inbox holds too: a task can only be
- * posted again after a taker ran it, so the CAS cannot be fooled by a head
- * that left and came back (ABA). */
-static weft_task *take_newest(threads *m)
-{
-	if (weft__inbox_empty(&m->inbox))
-		return NULL;
-	weft__lock_acquire(&m->lock);
-	weft_task *t = atomic_load_explicit(&m->inbox.head, memory_order_acquire);
-	while (t &&
-	       !atomic_compare_exchange_weak_explicit(&m->inbox.head, &t, t->next_,
-	                                              memory_order_acquire, memory_order_acquire))
-		;
-	weft__lock_release(&m->lock);
-	return t;
-}
-
-/* A worker waiting inside a task (task.c) runs one task: the newest post
- * first, which is most likely what it waits for (a child it just posted),
- * so that nested waits go depth-first and stay as deep as the fork-join
- * tree; then as its loop would, from its batch, another's, or the queue. */
-static bool threads_help(weft_rt *rt)
-{
-	threads *m = rt->model_state;
-	worker *w = &m->workers[weft__tls.index];
-	weft_task *t = take_newest(m);
-	if (t)
-		weft__dequeued(rt, 1);
-	else if (!(t = next_task(m, w)))
-		return false;
-	uint64_t cancelled = !weft__run_task(rt, t);
-	atomic_store_explicit(&w->cancelled, w->cancelled + cancelled, memory_order_relaxed);
-	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
-	return true;
-}
-
 static bool threads_has_queued(weft_rt *rt)
 {
 	threads *m = rt->model_state;
-	return has_work(m) || stealable(m);
+	return has_work(m) || stealable(m) || own_posts_waiting(m);
 }
 
 static void threads_print_stats(const weft_stats *s, FILE *out)
 {
-	fprintf(out, "weft: steals %llu\n", (unsigned long long)s->steals);
+	if (s->workers > 1)
+		fprintf(out, "weft: steals %llu of %llu attempts, idle looks %llu\n",
+		        (unsigned long long)s->steals, (unsigned long long)s->steal_attempts,
+		        (unsigned long long)s->spins);
 }
 
 static void threads_stats(weft_rt *rt, weft_stats *s)
@@ -540,6 +1044,8 @@ static void threads_stats(weft_rt *rt, weft_stats *s)
 		s->cancelled += atomic_load(&w->cancelled);
 		s->sleeps += atomic_load(&w->sleeps);
 		s->steals += atomic_load(&w->steals);
+		s->steal_attempts += atomic_load(&w->attempts);
+		s->spins += atomic_load(&w->spins);
 	}
 	s->posted += atomic_load(&m->rt->done.external_posted) -
 	             atomic_load(&m->rt->done.external_refused);
@@ -558,5 +1064,6 @@ const weft__model_ops weft__model_threads = {
         .stats = threads_stats,
         .print_stats = threads_print_stats,
         .help = threads_help,
+        .take_back = threads_take_back,
         .has_queued = threads_has_queued,
 };
