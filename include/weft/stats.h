@@ -30,8 +30,8 @@ typedef struct weft_stats {
 	uint64_t switches;                  /* fiber models: fibers switched in */
 	uint64_t preemptions;               /* fiber models: switches forced by the timer */
 	uint64_t
-	        steals; /* threads: batches taken from another worker; mn: tasks taken from another worker's deque */
-	uint64_t parks;   /* fiber models: fibers that parked */
+	        steals; /* threads: batches, or tasks a task posted, taken from another worker; mn: tasks taken from another worker's deque */
+	uint64_t parks; /* fiber models: fibers that parked */
 	uint64_t unparks; /* fiber models: parked fibers made ready again */
 	uint64_t busy_ns; /* statistics on: workers' time not idle, summed */
 	uint64_t idle_ns; /* statistics on: workers' time idle (polling or asleep) */

@@ -217,10 +217,11 @@ typedef struct weft__model_ops {
 	 * one queued task on the calling thread and returns true, or returns
 	 * false when there is none it may take. */
 	bool (*help)(weft_rt *rt);
-	/* Optional. Called on the thread that just posted t (from a task of
-	 * rt): removes t if it is still unstarted among the caller's own
-	 * newest posts, counts it as finished (the caller runs it as a plain
-	 * call) and returns true; false when it is not there. */
+	/* Optional. Called on the thread that just posted t, which may be
+	 * any thread (a worker of rt or not): removes t if it is still
+	 * unstarted among that worker's own newest posts, counts it as
+	 * finished (the caller runs it as a plain call) and returns true;
+	 * false when it is not there or the caller is no worker of rt. */
 	bool (*take_back)(weft_rt *rt, weft_task *t);
 	/* Optional. Whether tasks are queued that no worker has taken (for the
 	 * "every worker is blocked" diagnosis). */
