@@ -173,6 +173,7 @@ typedef struct worker {
 	_Atomic uint64_t steals;     /* batches or own posts taken from another worker */
 	_Atomic uint64_t attempts;   /* searches of other workers' own posts, and steals */
 	_Atomic uint64_t spins;      /* polls of an idle worker before it sleeps */
+	_Atomic uint64_t woken;      /* times a post's wake-up claimed it */
 	_Atomic uint64_t own_pushed; /* pushes onto own; the watcher reads the sum */
 
 	/* Owner only (the worker, or its stand-in while the worker waits for
@@ -791,6 +792,8 @@ static bool sleep_idle(threads *m, worker *w)
 	else
 		claimed = doze(m, w);
 	atomic_fetch_add(&m->awake, 1);
+	if (claimed && !atomic_load_explicit(&m->stopping, memory_order_relaxed))
+		bump(&w->woken);
 	return claimed;
 }
 
@@ -1033,6 +1036,23 @@ static void threads_print_stats(const weft_stats *s, FILE *out)
 		        (unsigned long long)s->spins);
 }
 
+static void threads_print_workers(weft_rt *rt, FILE *out)
+{
+	threads *m = rt->model_state;
+	for (int i = 0; i < m->nworkers; i++) {
+		worker *w = &m->workers[i];
+		fprintf(out,
+		        "weft: worker %d: ran %llu, wake-ups received %llu, steals %llu of %llu "
+		        "attempts, sleeps %llu, idle looks %llu\n",
+		        i, (unsigned long long)atomic_load(&w->finished),
+		        (unsigned long long)atomic_load(&w->woken),
+		        (unsigned long long)atomic_load(&w->steals),
+		        (unsigned long long)atomic_load(&w->attempts),
+		        (unsigned long long)atomic_load(&w->sleeps),
+		        (unsigned long long)atomic_load(&w->spins));
+	}
+}
+
 static void threads_stats(weft_rt *rt, weft_stats *s)
 {
 	threads *m = rt->model_state;
@@ -1063,6 +1083,7 @@ const weft__model_ops weft__model_threads = {
         .release = threads_release,
         .stats = threads_stats,
         .print_stats = threads_print_stats,
+        .print_workers = threads_print_workers,
         .help = threads_help,
         .take_back = threads_take_back,
         .has_queued = threads_has_queued,
