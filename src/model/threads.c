@@ -216,7 +216,8 @@ typedef struct worker {
 typedef struct threads {
 	weft_rt *rt;
 	int nworkers;
-	bool ordered; /* the policy's order must hold across batches */
+	int awake_cap; /* the workers, or the CPUs when there are more CPUs */
+	bool ordered;  /* the policy's order must hold across batches */
 
 	/* Written by posters and emptied by workers. */
 	WEFT__ALIGNED weft__inbox inbox;
@@ -291,6 +292,7 @@ static void drain_inbox(threads *m)
 #define SPAN_LEN(s)         ((int)((s)&0xffff))
 
 static void wake_if_needed(threads *m);
+static bool room_for_one_more(threads *m);
 
 /* Publishes n tasks as w's new batch. Owner only, with the batch empty. */
 static void batch_fill(worker *w, weft_task *const *tasks, int n)
@@ -400,7 +402,7 @@ static bool take_batch(threads *m, worker *w)
 	if (stole)
 		weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
 	w->last_batch = ngot;
-	if (ngot > 1)
+	if (ngot > 1 && room_for_one_more(m))
 		wake_if_needed(m); /* an idle worker may take half */
 	return ngot > 0;
 }
@@ -606,11 +608,24 @@ static void wake_if_needed(threads *m)
 		wake_one(m);
 }
 
+/* Whether a task's post may wake one more worker: an outside thread
+ * running a loop of rt's keeps a CPU busy, so with as many workers as CPUs
+ * the last sleeper is left asleep rather than woken to time-share the CPUs
+ * with it (as mn does). Never binds without outside helpers. */
+static bool room_for_one_more(threads *m)
+{
+	int helpers = atomic_load_explicit(&m->rt->outside_helpers, memory_order_relaxed);
+	return helpers == 0 ||
+	       atomic_load_explicit(&m->awake, memory_order_relaxed) + helpers < m->awake_cap;
+}
+
 /* After w pushed onto its own stack (more than one worker): the rule of
  * the top for whether to wake a sleeper. */
 static void own_post_made(threads *m, worker *w)
 {
 	atomic_thread_fence(memory_order_seq_cst); /* the push before the reads */
+	if (!room_for_one_more(m))
+		return; /* its poster, the busy workers or the loop's caller take it */
 	if (weft__deque_size_hint(&w->own) > 1 || weft__tls.offering) {
 		wake_if_needed(m); /* a fan-out, or an offer */
 		return;
@@ -995,6 +1010,10 @@ static int threads_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	m->rt = rt;
 	m->nworkers = n;
+	int cpus = rt->cpus_affinity > 0 ? rt->cpus_affinity : n;
+	if (rt->cpus_cgroup > 0 && rt->cpus_cgroup < cpus)
+		cpus = rt->cpus_cgroup;
+	m->awake_cap = n > cpus ? n : cpus;
 	weft__readyq_init(&m->ready, &rt->cfg);
 	m->ordered = m->ready.ops->ordered;
 	atomic_store(&m->awake, n);
