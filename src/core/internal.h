@@ -63,6 +63,15 @@
  * parent carry an older generation. */
 extern _Atomic unsigned weft__fork_gen;
 
+/* Adds n to a counter only one thread writes (a worker's own statistics):
+ * a plain load and store, no locked instruction; readers sum with relaxed
+ * loads. */
+static inline void weft__count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+	                      memory_order_relaxed);
+}
+
 /* The signature of a task or group at obj while it is in flight. */
 static inline uint32_t weft__in_flight_sign(const void *obj)
 {
@@ -299,6 +308,33 @@ struct weft_rt {
 	WEFT__ALIGNED _Atomic uint32_t room_seq;
 	_Atomic int room_waiters;
 };
+
+/* The CPUs rt may use: its affinity mask, or a lower cgroup limit (its
+ * worker count when neither is known). */
+static inline int weft__rt_cpus(const weft_rt *rt)
+{
+	int cpus = rt->cpus_affinity > 0 ? rt->cpus_affinity : rt->cfg.workers;
+	if (rt->cpus_cgroup > 0 && rt->cpus_cgroup < cpus)
+		cpus = rt->cpus_cgroup;
+	return cpus;
+}
+
+/* How many workers of rt may be awake at once without time-sharing CPUs
+ * beyond what the program asked for: its workers, or its CPUs if more. */
+static inline int weft__awake_cap(const weft_rt *rt)
+{
+	int n = rt->cfg.workers, cpus = weft__rt_cpus(rt);
+	return n > cpus ? n : cpus;
+}
+
+/* Whether `awake` workers may be awake while outside threads run loops of
+ * rt's (outside_helpers, each keeping a CPU busy) within cap: always when
+ * none does. */
+static inline bool weft__room_beside_helpers(weft_rt *rt, int awake, int cap)
+{
+	int helpers = atomic_load_explicit(&rt->outside_helpers, memory_order_relaxed);
+	return helpers == 0 || awake + helpers <= cap;
+}
 
 /* What the current thread is doing for weft. Set by a model's workers. */
 typedef struct weft__thread_ctx {

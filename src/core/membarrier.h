@@ -26,7 +26,7 @@ bool weft__membarrier_init(void);
 bool weft__membarrier_usable(void);
 
 /* The barrier; false when it could not be had (the caller then treats the
- * posts made meanwhile as possibly unseen: it sleeps with a short timeout). */
+ * posts made meanwhile as possibly unseen: it stays awake and looks again). */
 bool weft__membarrier(void);
 
 #endif

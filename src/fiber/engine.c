@@ -30,13 +30,6 @@
  * fiber that keeps a mutex locked cannot keep the worker. */
 #define MUTEX_GRACE_TICKS 2
 
-/* Counters written by the worker only: a plain increment, no locked RMW. */
-static void bump(_Atomic uint64_t *c, uint64_t n)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-	                      memory_order_relaxed);
-}
-
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -138,7 +131,7 @@ static inline __attribute__((always_inline)) void enter(weft__fworker *w, weft__
 	w->current = g;
 	weft__tls.fiber = g;
 	weft__stack_set_current(g->stack, g->task);
-	bump(&w->switches, 1);
+	weft__count(&w->switches, 1);
 }
 
 /* The next task to start or resume: wake-ups from other threads, expired
@@ -171,7 +164,7 @@ static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 	trace(w, WEFT__TRACE_BEGIN, t, true);
 	bool ran = weft__run_task(w->rt, t);
 	trace(w, WEFT__TRACE_END, NULL, false);
-	bump(&w->cancelled, !ran);
+	weft__count(&w->cancelled, !ran);
 	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
 }
 
@@ -387,7 +380,7 @@ void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 		if (w->ops->join)
 			w->ops->join(w);
 	}
-	bump(&w->parks, 1);
+	weft__count(&w->parks, 1);
 	trace(w, WEFT__TRACE_PARK, NULL, false);
 	WEFT__PROBE1(fiber__park, f->task);
 	switch_away(w, f);
@@ -522,7 +515,7 @@ static void expire_timers(weft__fworker *w)
 void weft__fworker_post_local(weft__fworker *w, weft_task *t)
 {
 	t->fiber_ = NULL;
-	bump(&w->posted, 1);
+	weft__count(&w->posted, 1);
 	weft__tls.nopreempt++;
 	w->ops->ready(w, t, WEFT__READY_POSTED);
 	weft__tls.nopreempt--;
@@ -577,7 +570,7 @@ void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 	if (max_ns >= 0 && (timeout < 0 || max_ns < timeout))
 		timeout = max_ns;
 	uint64_t unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
-	bump(&w->sleeps, 1);
+	weft__count(&w->sleeps, 1);
 	weft__ticker_idle(&w->ticker, true);
 	weft__idle_begin(w->rt, w->index);
 	weft__poller_wait(&w->poller, timeout, fd_ready, w);
@@ -618,7 +611,7 @@ static void on_tick(void *ctx, uintptr_t pc)
 	if (!w->preempt || !whole_quantum)
 		return;
 	if (!weft__pc_in_app(pc)) {
-		bump(&w->deferred, 1); /* in libc or another library: next tick */
+		weft__count(&w->deferred, 1); /* in libc or another library: next tick */
 		return;
 	}
 	if (weft__tls.mutexes_held) {
@@ -630,12 +623,12 @@ static void on_tick(void *ctx, uintptr_t pc)
 		}
 		if (w->held_ticks < MUTEX_GRACE_TICKS) {
 			w->held_ticks++;
-			bump(&w->deferred, 1);
+			weft__count(&w->deferred, 1);
 			return;
 		}
 	}
 	w->held_ticks = 0;
-	bump(&w->preemptions, 1);
+	weft__count(&w->preemptions, 1);
 	weft__tls.nopreempt++;
 	trace(w, WEFT__TRACE_PREEMPT, NULL, false);
 	WEFT__PROBE1(fiber__preempt, t);

@@ -172,13 +172,6 @@ static mn *model_of(weft__fworker *w)
 	return w->model;
 }
 
-/* Counters written by their worker only: a plain increment. */
-static void bump(_Atomic uint64_t *c)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-	                      memory_order_relaxed);
-}
-
 /* ------------------------------------------------------------ waking */
 
 static void kick(weft__idler *i, void *ctx)
@@ -194,7 +187,7 @@ static void wake_one(mn *m, mn_worker *by)
 	if (!i)
 		return;
 	if (by)
-		bump(&by->fw.wakes_sent);
+		weft__count(&by->fw.wakes_sent, 1);
 	kick(i, NULL);
 }
 
@@ -205,11 +198,8 @@ static void wake_one(mn *m, mn_worker *by)
  * and 2 CPUs ran at half speed). Never binds without outside helpers. */
 static bool room_for(mn *m, int extra)
 {
-	int helpers = atomic_load_explicit(&m->rt->outside_helpers, memory_order_relaxed);
-	if (helpers == 0)
-		return true;
 	int awake = m->nworkers - atomic_load_explicit(&m->idle.nidle, memory_order_relaxed);
-	return awake + extra + helpers <= m->awake_cap;
+	return weft__room_beside_helpers(m->rt, awake + extra, m->awake_cap);
 }
 
 static bool injected_waiting(mn *m)
@@ -308,7 +298,7 @@ static weft_task *steal_from(mn *m, mn_worker *self, int vi, bool *fresh)
 		lost = false;
 		weft_task *t = weft__deque_steal(&v->deque, &lost);
 		if (t) {
-			bump(&self->fw.steals);
+			weft__count(&self->fw.steals, 1);
 			WEFT__PROBE2(task__steal, self->fw.index, 1);
 			weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
 			return t;
@@ -325,7 +315,7 @@ static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
 	int n = m->nworkers;
 	if (n < 2)
 		return NULL;
-	bump(&self->fw.steal_attempts);
+	weft__count(&self->fw.steal_attempts, 1);
 	self->rng = self->rng * 6364136223846793005ull + 1442695040888963407ull;
 	int start = (int)((self->rng >> 33) % (uint64_t)n);
 	for (int i = 0, tried = 0; i < n && tried < victims; i++) {
@@ -478,7 +468,7 @@ static weft_task *next(weft__fworker *w)
 		atomic_store(&m->watch, -1);
 		weft__idler *i = weft__idle_claim_any(&m->idle);
 		if (i) {
-			bump(&mw->fw.wakes_sent);
+			weft__count(&mw->fw.wakes_sent, 1);
 			kick(i, NULL);
 		}
 	}
@@ -543,7 +533,7 @@ static bool idle(weft__fworker *w)
 				    (loop_outside && !weft__inbox_empty(&m->injected)))
 					return true;
 			}
-			bump(&w->spins);
+			weft__count(&w->spins, 1);
 			if (look(m, mw, mw->recheck ? m->nworkers : LOOK_VICTIMS, &fresh))
 				return true;
 		} while (!mw->recheck && weft_clock_ns() < until);
@@ -579,7 +569,7 @@ static bool idle(weft__fworker *w)
 		mw->spinning = true; /* claimed: counted spinning by the waker */
 		mw->watched = false; /* woken for work: search as usual */
 		if (!atomic_load_explicit(&m->stopping, memory_order_relaxed))
-			bump(&w->wakes_received); /* not destroy's last call */
+			weft__count(&w->wakes_received, 1); /* not destroy's last call */
 	}
 	mw->recheck = (fresh && !found) || unsure;
 	return true;
@@ -683,11 +673,9 @@ static int mn_start(weft_rt *rt)
 	/* Searchers: a quarter of the workers (Go keeps at most half of the
 	 * busy ones), counted against the CPUs there are, so that 16 workers
 	 * on 2 CPUs do not spin away the time slices of the busy ones. */
-	int cpus = rt->cpus_affinity > 0 ? rt->cpus_affinity : n;
-	if (rt->cpus_cgroup > 0 && rt->cpus_cgroup < cpus)
-		cpus = rt->cpus_cgroup;
+	int cpus = weft__rt_cpus(rt);
 	m->max_spinning = (cpus < n ? cpus : n) / 4 + 1;
-	m->awake_cap = n > cpus ? n : cpus;
+	m->awake_cap = weft__awake_cap(rt);
 	m->any_priority = rt->cfg.policy == WEFT_POLICY_FIFO;
 	atomic_init(&m->watch, -1);
 	weft__readyq_init(&m->queue, &rt->cfg);

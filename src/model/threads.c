@@ -250,13 +250,6 @@ static size_t state_size(int nworkers)
 	return sizeof(threads) + (size_t)nworkers * sizeof(worker);
 }
 
-/* Plain increment of a counter only its worker writes. */
-static void bump(_Atomic uint64_t *c)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-	                      memory_order_relaxed);
-}
-
 static bool has_work(threads *m)
 {
 	return !weft__inbox_empty(&m->inbox) ||
@@ -385,8 +378,8 @@ static bool take_batch(threads *m, worker *w)
 	bool stole = ngot > 0;
 	if (stole) { /* under the lock a batch seen is a batch taken */
 		WEFT__PROBE2(task__steal, w->index, ngot);
-		bump(&w->steals);
-		bump(&w->attempts);
+		weft__count(&w->steals, 1);
+		weft__count(&w->attempts, 1);
 	}
 	if (ngot == 0) {
 		drain_inbox(m);
@@ -456,7 +449,7 @@ static int64_t clock_now(void)
  * sitting long enough, wait until it has or is gone. */
 static int find_sitting(threads *m, worker *w, bool settle)
 {
-	bump(&w->attempts);
+	weft__count(&w->attempts, 1);
 	int64_t until = 0; /* settle: a chain of spawn-joins shows a new lone task at every look */
 	for (;;) {
 		int lone = -1;
@@ -522,7 +515,7 @@ static weft_task *take_sitting(worker *w, worker *v)
 	if (!atomic_compare_exchange_strong_explicit(&d->top, &top, top + 1, memory_order_seq_cst,
 	                                             memory_order_relaxed))
 		return NULL;
-	bump(&w->steals);
+	weft__count(&w->steals, 1);
 	WEFT__PROBE2(task__steal, w->index, 1);
 	return t;
 }
@@ -614,9 +607,8 @@ static void wake_if_needed(threads *m)
  * with it (as mn does). Never binds without outside helpers. */
 static bool room_for_one_more(threads *m)
 {
-	int helpers = atomic_load_explicit(&m->rt->outside_helpers, memory_order_relaxed);
-	return helpers == 0 ||
-	       atomic_load_explicit(&m->awake, memory_order_relaxed) + helpers < m->awake_cap;
+	return weft__room_beside_helpers(
+	        m->rt, atomic_load_explicit(&m->awake, memory_order_relaxed) + 1, m->awake_cap);
 }
 
 /* After w pushed onto its own stack (more than one worker): the rule of
@@ -772,7 +764,7 @@ static bool doze(threads *m, worker *w)
 		int64_t period =
 		        watching ? atomic_load_explicit(&m->watch_ns, memory_order_relaxed) : -1;
 		if (atomic_load(&w->idler.claimed) == 0) {
-			bump(&w->sleeps);
+			weft__count(&w->sleeps, 1);
 			weft__futex_wait(&w->idler.claimed, 0, period);
 		}
 		if (atomic_load(&w->idler.claimed) != 0)
@@ -808,7 +800,7 @@ static bool sleep_idle(threads *m, worker *w)
 		claimed = doze(m, w);
 	atomic_fetch_add(&m->awake, 1);
 	if (claimed && !atomic_load_explicit(&m->stopping, memory_order_relaxed))
-		bump(&w->woken);
+		weft__count(&w->woken, 1);
 	return claimed;
 }
 
@@ -820,7 +812,7 @@ static bool poll_idle(threads *m, worker *w, weft_task **t)
 {
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
 		relax(SPIN_PAUSES);
-		bump(&w->spins);
+		weft__count(&w->spins, 1);
 		if (has_work(m) || stealable(m))
 			return true;
 		if ((*t = take_own_post(m, w, false)))
@@ -900,7 +892,7 @@ __attribute__((noinline)) static void post_to_full_stack(threads *m, worker *w, 
 		push_and_wake(m, t);
 		return;
 	}
-	bump(&w->own_pushed);
+	weft__count(&w->own_pushed, 1);
 	if (m->nworkers > 1)
 		own_post_made(m, w);
 }
@@ -918,7 +910,7 @@ static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 		post_to_full_stack(m, w, t);
 		return 0;
 	}
-	bump(&w->own_pushed);
+	weft__count(&w->own_pushed, 1);
 	if (m->nworkers > 1)
 		own_post_made(m, w);
 	return 0;
@@ -1010,10 +1002,7 @@ static int threads_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	m->rt = rt;
 	m->nworkers = n;
-	int cpus = rt->cpus_affinity > 0 ? rt->cpus_affinity : n;
-	if (rt->cpus_cgroup > 0 && rt->cpus_cgroup < cpus)
-		cpus = rt->cpus_cgroup;
-	m->awake_cap = n > cpus ? n : cpus;
+	m->awake_cap = weft__awake_cap(rt);
 	weft__readyq_init(&m->ready, &rt->cfg);
 	m->ordered = m->ready.ops->ordered;
 	atomic_store(&m->awake, n);
