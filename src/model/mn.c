@@ -49,7 +49,7 @@
  *     half: the poster runs something else first), may wake one;
  *   - a worker that runs out of work searches (spins) for SPIN_NS, one look
  *     per microsecond at LOOK_VICTIMS random victims and the injection
- *     queue, if fewer than max_spinning (a quarter of the CPUs, plus one)
+ *     queue, if fewer than max_spinning (half the CPUs, plus one)
  *     already search; a post wakes a sleeper only when nobody searches
  *     (idle.h), and a searcher that finds work wakes the next sleeper only
  *     if it was the last searcher and a surplus remains (ramp-up one worker
@@ -670,11 +670,12 @@ static int mn_start(weft_rt *rt)
 	memset(m->seen, 0, seen_size(n));
 	m->rt = rt;
 	m->nworkers = n;
-	/* Searchers: a quarter of the workers (Go keeps at most half of the
-	 * busy ones), counted against the CPUs there are, so that 16 workers
-	 * on 2 CPUs do not spin away the time slices of the busy ones. */
+	/* Searchers: half the workers (Go keeps at most half of the busy
+	 * ones: enough that short loops back to back find them awake),
+	 * counted against the CPUs there are, so that 16 workers on 2 CPUs do
+	 * not spin away the time slices of the busy ones. */
 	int cpus = weft__rt_cpus(rt);
-	m->max_spinning = (cpus < n ? cpus : n) / 4 + 1;
+	m->max_spinning = (cpus < n ? cpus : n) / 2 + 1;
 	m->awake_cap = weft__awake_cap(rt);
 	m->any_priority = rt->cfg.policy == WEFT_POLICY_FIFO;
 	atomic_init(&m->watch, -1);
