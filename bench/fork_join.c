@@ -33,16 +33,11 @@
 
 #include <weft/weft.h>
 
+#include "bench_util.h"
+
 #define PROG     "fork_join"
 #define MAX_CFGS 64
 #define MAX_REPS 51
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -167,10 +162,10 @@ static double run_once(workload w, weft_model model, int workers)
 	if (w == W_FIB_SMALL || w == W_FIB_LARGE) {
 		fib_call root = {.n = w == W_FIB_SMALL ? fib_small : fib_large};
 		weft_task_init(&root.t, fib, &root);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		weft_post(rt, &root.t);
 		weft_wait(&root.t);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		if (root.result != fib_value(root.n))
 			die("fib: wrong value");
 		units = (double)(2 * fib_value(root.n + 1) - 1);
@@ -179,12 +174,12 @@ static double run_once(workload w, weft_model model, int workers)
 		weft_task a, b;
 		weft_task_init(&a, w == W_YIELD ? yield_loop : post_wait_loop, NULL);
 		weft_task_init(&b, yield_loop, NULL);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		weft_post(rt, &a);
 		if (w == W_YIELD)
 			weft_post(rt, &b);
 		weft_wait_all(rt);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		units = (double)n_ops * (w == W_YIELD ? 2 : 1);
 	} else {
 		loop_n = n_ops / 4;
@@ -193,11 +188,11 @@ static double run_once(workload w, weft_model model, int workers)
 		weft_task a, b;
 		weft_task_init(&a, pinger, NULL);
 		weft_task_init(&b, ponger, NULL);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		weft_post(rt, &a);
 		weft_post(rt, &b);
 		weft_wait_all(rt);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		units = (double)loop_n;
 	}
 	weft_rt_destroy(rt);
@@ -224,7 +219,7 @@ static void run_parked(weft_model model, int workers, long n)
 		die("out of memory");
 	weft_sem_init(&park_sem, 0);
 	atomic_store(&parked_done, 0);
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		weft_task_init(&t[i], parked_task, NULL);
 		if (weft_post(rt, &t[i]))
@@ -237,11 +232,11 @@ static void run_parked(weft_model model, int workers, long n)
 			break;
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}
-	double t1 = now_ns();
+	double t1 = bench_now_ns();
 	for (long i = 0; i < n; i++)
 		weft_sem_post(&park_sem);
 	weft_wait_all(rt);
-	double t2 = now_ns();
+	double t2 = bench_now_ns();
 	if (atomic_load(&parked_done) != n)
 		die("parked: not every task finished");
 	printf("parked: %ld fibers on %s, %d worker(s): all parked after %.2f s, all done %.2f s "
@@ -252,12 +247,6 @@ static void run_parked(weft_model model, int workers, long n)
 }
 
 /* ------------------------------------------------------------ main */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 typedef struct cfg {
 	workload w;
@@ -275,16 +264,6 @@ static int parse_list(const char *s, int *out, int max)
 		out[n++] = atoi(tok);
 	free(copy);
 	return n;
-}
-
-static bool model_by_name(const char *name, weft_model *out)
-{
-	for (int m = 0; m < WEFT_MODEL_COUNT_; m++)
-		if (strcmp(name, weft_model_name((weft_model)m)) == 0) {
-			*out = (weft_model)m;
-			return true;
-		}
-	return false;
 }
 
 int main(int argc, char **argv)
@@ -347,7 +326,7 @@ int main(int argc, char **argv)
 	int nmodels = 0;
 	char *copy = strdup(models_arg), *save = NULL;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (nmodels == WEFT_MODEL_COUNT_ || !model_by_name(tok, &models[nmodels]))
+		if (nmodels == WEFT_MODEL_COUNT_ || !bench_model_by_name(tok, &models[nmodels]))
 			die("unknown model in --models");
 		nmodels++;
 	}
@@ -379,7 +358,7 @@ int main(int argc, char **argv)
 	       "min_ns", "max_ns");
 	for (int i = 0; i < ncfg; i++) {
 		cfg *k = &cfgs[i];
-		qsort(k->ns, (size_t)reps, sizeof(double), cmp_double);
+		qsort(k->ns, (size_t)reps, sizeof(double), bench_cmp_double);
 		char name[32];
 		snprintf(name, sizeof(name), "%s", wnames[k->w]);
 		if (k->w == W_FIB_SMALL || k->w == W_FIB_LARGE)

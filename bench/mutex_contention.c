@@ -32,6 +32,8 @@
 
 #include <weft/sync.h>
 
+#include "bench_util.h"
+
 #define PROG        "mutex_contention"
 #define MAX_THREADS 256
 #define MAX_COUNTS  16
@@ -151,18 +153,6 @@ static double run_once(enum lock_kind kind, int nthreads, long pairs, bool timed
 	return (double)(last - first) / ((double)nthreads * (double)pairs);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void usage(void)
 {
 	fprintf(stderr, "usage: " PROG " [--pairs P] [--threads 2,8] [--reps R]\n");
@@ -225,7 +215,7 @@ int main(int argc, char **argv)
 	for (int c = 0; c < ncounts; c++) {
 		double med[KINDS];
 		for (int k = 0; k < KINDS; k++) {
-			med[k] = median(ns[c][k], reps);
+			med[k] = bench_median(ns[c][k], reps);
 			printf("%-8d %-8s %12.1f %14.1f\n", counts[c], kind_names[k], med[k],
 			       (double)worst[c][k] / 1000.0);
 		}

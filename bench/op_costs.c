@@ -33,16 +33,11 @@
 
 #include <weft/weft.h>
 
+#include "bench_util.h"
+
 #define PROG     "op_costs"
 #define MAX_REPS 21
 #define MAX_LIST 16
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -145,10 +140,10 @@ static double run(int kind, weft_model model, int workers, double *ops, weft_sta
 		fib root = {.n = fib_n};
 		weft_fn fn = kind == SPAWN_JOIN ? chain : kind == FIB_PLAIN ? fib_plain : fib_join;
 		weft_task_init(&root.t, fn, &root);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		if (weft_post(cur_rt, &root.t) || weft_wait(&root.t))
 			die("post or wait failed");
-		ns = now_ns() - t0;
+		ns = bench_now_ns() - t0;
 		if (kind != SPAWN_JOIN && root.value != fib_value(fib_n))
 			die("fib: wrong value");
 		*ops = kind == SPAWN_JOIN ? (double)join_n : 2.0 * (double)fib_value(fib_n + 1) - 1;
@@ -158,12 +153,12 @@ static double run(int kind, weft_model model, int workers, double *ops, weft_sta
 			die("out of memory");
 		for (long i = 0; i < spawn_n; i++)
 			weft_task_init(&t[i], empty, NULL);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < spawn_n; i++)
 			if (weft_post(cur_rt, &t[i]))
 				die("spawn-wait: post failed");
 		weft_wait_all(cur_rt);
-		ns = now_ns() - t0;
+		ns = bench_now_ns() - t0;
 		for (long i = 0; i < spawn_n; i++)
 			if (weft_task_state_of(&t[i]) != WEFT_TASK_DONE)
 				die("spawn-wait: a task did not run");
@@ -173,11 +168,11 @@ static double run(int kind, weft_model model, int workers, double *ops, weft_sta
 		int *a = calloc(PFOR_N, sizeof(*a));
 		if (!a)
 			die("out of memory");
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long p = 0; p < passes; p++)
 			if (weft_parallel_for(cur_rt, 0, PFOR_N, 0, loop_body, a))
 				die("pfor: weft_parallel_for failed");
-		ns = now_ns() - t0;
+		ns = bench_now_ns() - t0;
 		for (long i = 0; i < PFOR_N; i++)
 			if (a[i] != passes)
 				die("pfor: wrong count");
@@ -188,27 +183,6 @@ static double run(int kind, weft_model model, int workers, double *ops, weft_sta
 	weft_stats_get(cur_rt, s);
 	weft_rt_destroy(cur_rt);
 	return ns;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The model named name, or -1. */
-static int model_by_name(const char *name)
-{
-	for (int m = 0; m < WEFT_MODEL_COUNT_; m++)
-		if (strcmp(name, weft_model_name((weft_model)m)) == 0)
-			return m;
-	return -1;
 }
 
 static int parse_list(const char *arg, int *out)
@@ -257,12 +231,11 @@ int main(int argc, char **argv)
 			char *copy = strdup(optarg), *save = NULL;
 			for (char *tok = strtok_r(copy, ",", &save); tok && nmodels < 8;
 			     tok = strtok_r(NULL, ",", &save)) {
-				int m = model_by_name(tok);
-				if (m < 0) {
+				if (!bench_model_by_name(tok, &models[nmodels])) {
 					fprintf(stderr, PROG ": unknown model %s\n", tok);
 					return 2;
 				}
-				models[nmodels++] = (weft_model)m;
+				nmodels++;
 			}
 			free(copy);
 			break;
@@ -339,9 +312,9 @@ int main(int argc, char **argv)
 				}
 				printf("%-11s %-8s %4d %10.2f %9.4f %9.4f %9.4f %9.4f %9.4f%s\n",
 				       names[k], weft_model_name(models[mi]), workers[wi],
-				       median(ns, reps), median(ev[0], reps), median(ev[1], reps),
-				       median(ev[2], reps), median(ev[3], reps),
-				       median(ev[4], reps),
+				       bench_median(ns, reps), bench_median(ev[0], reps),
+				       bench_median(ev[1], reps), bench_median(ev[2], reps),
+				       bench_median(ev[3], reps), bench_median(ev[4], reps),
 				       cpus && workers[wi] > cpus ? "  (oversubscribed)" : "");
 				fflush(stdout);
 			}
