@@ -114,6 +114,7 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("seed-sort");
 	const char *prog = argv[0];
 	const char *pos[2];
 	int npos = 0;

@@ -106,6 +106,7 @@ static bool parse_threads(const char *s, int *out)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("seed-sudoku");
 	const char *prog = argv[0];
 	const char *threads_arg = NULL;
 	bool invalid = false;

@@ -693,6 +693,7 @@ static void applications(void)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("weft-demo");
 	enum { OPT_VERSION = 256, OPT_QUICK };
 	static const struct option longopts[] = {
 	        {"help", no_argument, NULL, 'h'},

@@ -1,8 +1,8 @@
 /* What the applications' command lines and timings share: getopt_long's
  * errors said one way, --version, whole-number options, output files
- * checked before the work starts, posts that wait for room in a bounded
- * ready queue, and a millisecond clock. Header-only: each app is one
- * program. */
+ * checked before the work starts, standard output checked at exit, posts
+ * that wait for room in a bounded ready queue, and a millisecond clock.
+ * Header-only: each app is one program (include it in one file of it). */
 #ifndef WEFT_APPS_COMMON_CLI_H
 #define WEFT_APPS_COMMON_CLI_H
 
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <weft/weft.h>
 
@@ -67,11 +68,51 @@ static inline void cli_option_error(const char *prog, int c, char **argv,
 	fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
 }
 
+/* Standard output checked at exit, as coreutils' close_stdout: a program
+ * whose output went nowhere (a full disk, >/dev/full) would otherwise exit
+ * 0 as if it had been written, since stdio only finds out when it flushes
+ * the last buffer, after main returned. cli_check_stdout_at_exit(prog),
+ * first thing in main, closes stdout at exit and, when a write failed,
+ * says so on stderr and makes the status 1. A program that reports a
+ * failed write itself calls cli_stdout_error instead of printing, so that
+ * it is said once. */
+static const char *cli__stdout_prog;
+static bool cli__stdout_told;
+
+static inline void cli_stdout_error(const char *prog, const char *what)
+{
+	if (!cli__stdout_told)
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, what,
+		        errno ? strerror(errno) : "write error");
+	cli__stdout_told = true;
+}
+
+static inline void cli__close_stdout(void)
+{
+	bool failed = ferror(stdout);
+	errno = 0;
+	if (fclose(stdout) != 0)
+		failed = true;
+	if (!failed)
+		return;
+	cli_stdout_error(cli__stdout_prog, "the standard output");
+	_exit(EXIT_FAILURE); /* exit() again from an atexit handler is undefined */
+}
+
+static inline void cli_check_stdout_at_exit(const char *prog)
+{
+	cli__stdout_prog = prog;
+	atexit(cli__close_stdout);
+}
+
 /* --version: "<prog> (weft) <version>" on stdout. */
 static inline int cli_print_version(const char *prog)
 {
 	printf("%s (weft) %s\n", prog, weft_version());
-	return fflush(stdout) == 0 ? 0 : 1;
+	if (fflush(stdout) == 0)
+		return 0;
+	cli_stdout_error(prog, "the standard output");
+	return 1;
 }
 
 /* Opens path for writing ('-': stdout) before any long work, so that an

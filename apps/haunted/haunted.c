@@ -268,7 +268,7 @@ static int run_house(const haunted_visitors *in, unsigned long capacity, int64_t
 	}
 	free(h.v);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, PROG ": cannot write the log: %s\n", strerror(errno));
+		cli_stdout_error(PROG, "the log");
 		return 1;
 	}
 	return f.rc;
@@ -475,6 +475,7 @@ static int run_check(const char *log_path, const char *input_path, unsigned long
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	const char *pos[2] = {NULL, NULL}, *check_log = NULL;
 	unsigned long capacity = DEFAULT_CAPACITY, generate = 0, expect = 0;
 	uint64_t seed = 1;

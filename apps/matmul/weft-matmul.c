@@ -444,6 +444,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(prog);
 	unsigned long long n_arg = 1000, seed = 1, samples = 1000;
 	bool check_all = false, portable = false, samples_set = false, mpi = false;
 	const char *n_str = NULL;

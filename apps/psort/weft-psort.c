@@ -417,11 +417,11 @@ static int write_file(FILE *f, const char *name, const int32_t *a, size_t n)
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%" PRId32 "\n", a[i]);
 	int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
-	if (bad) {
+	if (bad && f == stdout)
+		cli_stdout_error(prog, name);
+	else if (bad)
 		fprintf(stderr, "%s: cannot write %s: %s\n", prog, name, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return bad ? -1 : 0;
 }
 
 static void print_array(const int32_t *a, size_t n)
@@ -725,6 +725,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(prog);
 	unsigned long long n_arg = 1000000, parts = 0, seed = 1;
 	const char *file = NULL, *output = NULL, *n_str = NULL;
 	bool compare = true, print = false, mpi = false, compare_set = false;

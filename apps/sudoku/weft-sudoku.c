@@ -566,7 +566,7 @@ static int generate(uint64_t n, uint64_t seed, double rate, bool blocks)
 	int failed = fwrite(buf, 1, used, stdout) != used || fflush(stdout) != 0;
 	free(buf);
 	if (failed) {
-		fprintf(stderr, "%s: cannot write the grids: %s\n", prog, strerror(errno));
+		cli_stdout_error(prog, "the grids");
 		return 2;
 	}
 	fprintf(stderr, "%s: generated %llu grids, %llu invalid (seed %llu)\n", prog,
@@ -578,6 +578,7 @@ static int generate(uint64_t n, uint64_t seed, double rate, bool blocks)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(prog);
 	bool invalid = false, quiet = false, blocks = false, gen = false, have_seed = false,
 	     have_rate = false;
 	const char *grid_file = NULL, *file = NULL;

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <weft/weft.h>
 
+#include "../../apps/common/cli.h"
+
 typedef struct row {
 	char metric[112];
 	char unit[16];
@@ -503,6 +505,7 @@ static int run_experiment(probe *p, const experiment *e)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROBE_NAME);
 	probe p;
 	memset(&p, 0, sizeof(p));
 	p.reps = 0;
