@@ -105,14 +105,50 @@ static inline void cli_check_stdout_at_exit(const char *prog)
 	atexit(cli__close_stdout);
 }
 
-/* --version: "<prog> (weft) <version>" on stdout. */
-static inline int cli_print_version(const char *prog)
+/* --version: "<prog> (weft) <version>" on stdout; returns the exit status.
+ * A program not linked with weft (seed 004's pthread builds, gen_records)
+ * gives WEFT_VERSION, the header's. */
+static inline int cli_print_version_of(const char *prog, const char *version)
 {
-	printf("%s (weft) %s\n", prog, weft_version());
+	printf("%s (weft) %s\n", prog, version);
 	if (fflush(stdout) == 0)
 		return 0;
 	cli_stdout_error(prog, "the standard output");
 	return 1;
+}
+
+static inline int cli_print_version(const char *prog)
+{
+	return cli_print_version_of(prog, weft_version());
+}
+
+/* The command line of a program whose only options are --help and
+ * --version (seed 004's benchmarks keep the seed's positional arguments):
+ * prints "usage: prog <usage>" (and help, if not NULL) for --help, the
+ * version for --version, and exits; an unknown option is an error (status
+ * 2). Options stop at the first argument that is not one. Standard
+ * output is checked at exit (cli_check_stdout_at_exit). Returns the index
+ * of the first positional argument. */
+static inline int cli_help_version_only(int argc, char **argv, const char *prog,
+                                        const char *usage, const char *help)
+{
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {0}};
+	cli_check_stdout_at_exit(prog);
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			printf("usage: %s %s\n%s", prog, usage, help ? help : "");
+			exit(0);
+		}
+		if (c == 'V')
+			exit(cli_print_version_of(prog, WEFT_VERSION));
+		cli_option_error(prog, c, argv, longopts);
+		fprintf(stderr, "usage: %s %s\n", prog, usage);
+		exit(2);
+	}
+	return optind;
 }
 
 /* Opens path for writing ('-': stdout) before any long work, so that an
