@@ -280,9 +280,17 @@ int main(int argc, char **argv)
 	                                     {"n", required_argument, 0, 'n'},
 	                                     {"parked", required_argument, 0, 'p'},
 	                                     {"help", no_argument, 0, 'h'},
+	                                     {"version", no_argument, 0, BENCH_OPT_VERSION},
 	                                     {0, 0, 0, 0}};
+	static const char usage[] =
+	        "usage: " PROG " [--models m1,m2] [--workers 1,2] [--reps R] [--small]\n"
+	        "       [--fib-small N] [--fib-large N] [--n N] [--parked N]\n"
+	        "       " PROG " --help | --version\n"
+	        "Waiting inside tasks on every model: fib spawn trees, post + wait, yield,\n"
+	        "channel ping-pong, N parked fibers (medians of R, default 5).\n";
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			models_arg = optarg;
@@ -312,12 +320,12 @@ int main(int argc, char **argv)
 			parked = atol(optarg);
 			break;
 		default:
-			fprintf(stderr,
-			        "usage: " PROG " [--models m1,m2] [--workers 1,2] [--reps R] "
-			        "[--small] [--fib-small N] [--fib-large N] [--n N] "
-			        "[--parked N]\n");
-			return c == 'h' ? 0 : 2;
+			return bench_help_version_or_error(PROG, c, argv, opts, usage);
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
 	}
 	if (reps < 1 || reps > MAX_REPS || nworkers < 1 || fib_small < 2 || fib_large < 2 ||
 	    n_ops < 4)

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <weft/weft.h>
 
+#include "bench_util.h"
+
 static int reps = 200, delayed_n = 100000, workers = 2;
 static int64_t timeout_ns = 1000000;
 
@@ -225,9 +227,16 @@ int main(int argc, char **argv)
 	                                     {"timeout-us", required_argument, NULL, 't'},
 	                                     {"workers", required_argument, NULL, 'w'},
 	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
 	                                     {NULL, 0, NULL, 0}};
+	static const char usage[] =
+	        "usage: timed_waits [--reps N] [--delayed N] [--timeout-us U] [--workers W]\n"
+	        "       timed_waits --help | --version\n"
+	        "How late timed waits return WEFT_ETIMEDOUT and how punctual weft_post_at is,\n"
+	        "on every model.\n";
 	int c;
-	while ((c = getopt_long(argc, argv, "r:d:t:w:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":r:d:t:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			reps = atoi(optarg);
@@ -242,10 +251,12 @@ int main(int argc, char **argv)
 			workers = atoi(optarg);
 			break;
 		default:
-			printf("usage: timed_waits [--reps N] [--delayed N] [--timeout-us U] "
-			       "[--workers W]\n");
-			return c == 'h' ? 0 : 2;
+			return bench_help_version_or_error("timed_waits", c, argv, opts, usage);
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "timed_waits: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
 	}
 	if (reps < 1 || delayed_n < 2 || timeout_ns < 0 || workers < 1) {
 		fprintf(stderr, "timed_waits: bad argument\n");

@@ -16,6 +16,7 @@
  *                          busy (yields between tests)
  *
  * Prints the median and 90th percentile latency in us and the CPU use. */
+#include <getopt.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdatomic.h>
@@ -27,6 +28,8 @@
 
 #include <weft/mpi.h>
 #include <weft/weft.h>
+
+#include "../bench_util.h"
 
 static int msgs = 200, delay_us = 2000;
 
@@ -151,11 +154,26 @@ static void run(int rank, const char *name, int mode)
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--msgs"))
-			msgs = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--delay-us"))
-			delay_us = atoi(argv[i + 1]);
+	/* Before MPI_Init: --help and --version answer without mpirun. */
+	static const struct option opts[] = {{"msgs", required_argument, NULL, 'm'},
+	                                     {"delay-us", required_argument, NULL, 'd'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
+	                                     {0}};
+	static const char usage[] =
+	        "usage: mpirun -n 2 wait_latency [--msgs M] [--delay-us D]\n"
+	        "       wait_latency --help | --version\n"
+	        "How late weft_mpi_wait notices a message, and the CPU it uses while\n"
+	        "waiting, against MPI_Wait.\n";
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == 'm')
+			msgs = atoi(optarg);
+		else if (c == 'd')
+			delay_us = atoi(optarg);
+		else
+			return bench_help_version_or_error("wait_latency", c, argv, opts, usage);
 	}
 	if (msgs < 10)
 		msgs = 10;
