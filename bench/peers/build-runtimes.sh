@@ -23,6 +23,8 @@
 set -uo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$src/../../scripts/cli.sh"
+cli_help_version build-runtimes.sh "$src/../.." "$0" "$@"
 build=${1:-build/release}
 [[ -d $build ]] || { echo "build-runtimes.sh: no build directory $build" >&2; exit 2; }
 out=$(cd "$build" && pwd)/bench/peers
