@@ -28,7 +28,10 @@ static inline int bench_help_version_or_error(const char *prog, int c, char **ar
 {
 	if (c == 'h') {
 		fputs(usage, stdout);
-		return fflush(stdout) == 0 ? 0 : 1;
+		if (fflush(stdout) == 0)
+			return 0;
+		cli_stdout_error(prog, "the standard output");
+		return 1;
 	}
 	if (c == BENCH_OPT_VERSION) /* the header's: bench/mpi's baselines are not linked with weft */
 		return cli_print_version_of(prog, WEFT_VERSION);

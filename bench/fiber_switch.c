@@ -420,6 +420,7 @@ static long parse_count(const char *opt, const char *val)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	long counts[CFG_COUNT] = {
 	        [CFG_YIELD] = 10000000, [CFG_SWAPCONTEXT] = 500000, [CFG_CREATE] = 2000000,
 	        [CFG_PTHREAD] = 5000,   [CFG_TASK_YIELD] = 2000000, [CFG_TASK_RUN] = 1000000,

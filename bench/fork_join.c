@@ -268,6 +268,7 @@ static int parse_list(const char *s, int *out, int max)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	const char *models_arg = "threads,fibers,mn";
 	int workers[8] = {1, 2}, nworkers = 2, reps = 5;
 	long parked = 0;

@@ -168,6 +168,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	long pairs = 1000000;
 	int reps = 5;
 	int counts[MAX_COUNTS] = {2, 8}, ncounts = 2;

@@ -211,6 +211,7 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	static const struct option opts[] = {
 	        {"models", required_argument, NULL, 'm'}, {"workers", required_argument, NULL, 'w'},
 	        {"reps", required_argument, NULL, 'r'},   {"only", required_argument, NULL, 'o'},

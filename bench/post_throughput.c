@@ -856,6 +856,7 @@ static void unset_weft_env(void)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	struct options o;
 	struct bench b;
 	long max_n;

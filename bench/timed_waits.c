@@ -222,6 +222,7 @@ static int run_model(weft_model model)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("timed_waits");
 	static const struct option opts[] = {{"reps", required_argument, NULL, 'r'},
 	                                     {"delayed", required_argument, NULL, 'd'},
 	                                     {"timeout-us", required_argument, NULL, 't'},

@@ -53,6 +53,7 @@ static double entry(uint64_t seed, int which, size_t i, size_t j)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("matmul_omp");
 	size_t n = 1000, samples = 1000;
 	uint64_t seed = 1;
 	/* Before MPI_Init: --help and --version answer without mpirun. */

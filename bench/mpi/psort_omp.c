@@ -116,6 +116,7 @@ static int32_t *merge_runs(int32_t *src, int32_t *dst, size_t n, size_t *bounds,
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("psort_omp");
 	size_t n = 1000000, parts = 0;
 	uint64_t seed = 1;
 	/* Before MPI_Init: --help and --version answer without mpirun. */

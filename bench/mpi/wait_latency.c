@@ -154,6 +154,7 @@ static void run(int rank, const char *name, int mode)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("wait_latency");
 	/* Before MPI_Init: --help and --version answer without mpirun. */
 	static const struct option opts[] = {{"msgs", required_argument, NULL, 'm'},
 	                                     {"delay-us", required_argument, NULL, 'd'},

@@ -56,12 +56,15 @@
 #ifndef WEFT_BENCH_PEERS_H
 #define WEFT_BENCH_PEERS_H
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct peers_opts {
 	int rep;
@@ -112,8 +115,28 @@ static inline long peers_count(const char *prog, const char *opt, const char *va
 	return v;
 }
 
+/* Standard output checked at exit, as apps/common/cli.h does for the C
+ * programs (not included here: this header is C++ too): a run whose CSV
+ * went nowhere says so on stderr and exits 1. */
+static const char *peers_prog;
+
+static inline void peers_close_stdout(void)
+{
+	bool failed = ferror(stdout);
+	errno = 0;
+	if (fclose(stdout) != 0)
+		failed = true;
+	if (failed) {
+		fprintf(stderr, "%s: cannot write the standard output: %s\n", peers_prog,
+		        errno ? strerror(errno) : "write error");
+		_exit(1);
+	}
+}
+
 static inline peers_opts peers_parse(const char *prog, int argc, char **argv)
 {
+	peers_prog = prog;
+	atexit(peers_close_stdout);
 	peers_opts o;
 	int small = 0;
 	long sort_n = 50000000, fib_n = 0;
@@ -146,7 +169,7 @@ static inline peers_opts peers_parse(const char *prog, int argc, char **argv)
 			/* WEFT_PEERS_VERSION: CMake's PROJECT_VERSION, read from weft.h
 			 * (the drivers of other libraries do not include weft's headers). */
 			printf("%s (weft) %s\n", prog, WEFT_PEERS_VERSION);
-			exit(fflush(stdout) == 0 ? 0 : 1);
+			exit(0);
 		} else {
 			FILE *to = c == 'h' ? stdout : stderr;
 			if (c != 'h')

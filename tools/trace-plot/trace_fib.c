@@ -10,6 +10,8 @@
 
 #include <weft/weft.h>
 
+#include "../../apps/common/cli.h"
+
 typedef struct fib_call {
 	int n;
 	long result;
@@ -40,9 +42,12 @@ static void fib(void *arg)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 12;
-	if (n < 0 || n > 25) {
-		fprintf(stderr, "usage: trace-fib [N]   (0 to 25)\n");
+	int first = cli_help_version_only(argc, argv, "trace-fib", "[N]",
+	                                  "fib(N) (0 to 25, default 12) as a recursive fork-join; run with\n"
+	                                  "WEFT_TRACE=file.json for a trace whose segments nest.\n");
+	unsigned long long n = 12;
+	if (first < argc && !cli_parse_u64(argv[first], 0, 25, &n)) {
+		fprintf(stderr, "trace-fib: N is a whole number from 0 to 25, not '%s'\n", argv[first]);
 		return 2;
 	}
 	int rc = weft_rt_create(&rt, NULL);
@@ -50,12 +55,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trace-fib: %s\n", weft_strerror(rc));
 		return 1;
 	}
-	fib_call root = {.n = n};
+	fib_call root = {.n = (int)n};
 	weft_task_init(&root.t, fib, &root);
 	if (weft_post(rt, &root.t) != 0 || weft_wait(&root.t) != 0) {
 		fprintf(stderr, "trace-fib: cannot run\n");
 		return 1;
 	}
-	printf("fib(%d) = %ld\n", n, root.result);
+	printf("fib(%llu) = %ld\n", n, root.result);
 	return weft_rt_destroy(rt) != 0;
 }
