@@ -188,6 +188,12 @@ static inline int cli_post(weft_rt *rt, weft_group *g, weft_task *t, weft_fn fn,
 	}
 }
 
+/* "s" after a count other than 1: printf("%d worker%s", n, cli_plural(n)). */
+static inline const char *cli_plural(long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static inline double cli_now_ms(void)
 {
 	struct timespec ts;

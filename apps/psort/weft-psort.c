@@ -530,9 +530,11 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 		goto out;
 	}
 	if (rank == 0)
-		printf("%s: %zu ints over %d ranks, %zu parts per rank, model %s, %d workers per "
+		printf("%s: %zu int%s over %d rank%s, %zu part%s per rank, model %s, %d worker%s per "
 		       "rank, %s\n",
-		       prog, n, size, parts, weft_model_name(cfg.model), cfg.workers,
+		       prog, n, cli_plural((long long)n), size, cli_plural(size), parts,
+		       cli_plural((long long)parts), weft_model_name(cfg.model), cfg.workers,
+		       cli_plural(cfg.workers),
 		       provided >= MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
 		       : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
 		                                           : "MPI below SERIALIZED");
@@ -693,10 +695,10 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 		       "%.1f ms)\n",
 		       tmax[1] + tmax[2] + tmax[3], tmax[1], tmax[2], tmax[3]);
 		if (all_ok)
-			printf("verify: ok (sorted across %d ranks, %zu..%zu ints per rank, "
+			printf("verify: ok (sorted across %d rank%s, %zu..%zu ints per rank, "
 			       "checksum "
 			       "%016" PRIx64 ")\n",
-			       size, min_n, max_n, total_sums[1]);
+			       size, cli_plural(size), min_n, max_n, total_sums[1]);
 	}
 	status = all_ok ? 0 : 1;
 out:
@@ -889,8 +891,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	printf("%s: %zu ints, %zu parts, model %s, %d workers\n", prog, n, s.parts,
-	       weft_model_name(cfg.model), cfg.workers);
+	printf("%s: %zu int%s, %zu part%s, model %s, %d worker%s\n", prog, n,
+	       cli_plural((long long)n), s.parts, cli_plural((long long)s.parts),
+	       weft_model_name(cfg.model), cfg.workers, cli_plural(cfg.workers));
 
 	/* 1. generate or checksum */
 	double t0 = cli_now_ms();
@@ -919,8 +922,8 @@ int main(int argc, char **argv)
 	if (!sorted)
 		goto out;
 	double t_sort = s.t_parts + s.t_merge;
-	printf("sort: %.1f ms (parts %.1f ms, merge %.1f ms in %d rounds)\n", t_sort, s.t_parts,
-	       s.t_merge, s.rounds);
+	printf("sort: %.1f ms (parts %.1f ms, merge %.1f ms in %d round%s)\n", t_sort, s.t_parts,
+	       s.t_merge, s.rounds, cli_plural(s.rounds));
 
 	/* 4. verify */
 	for (size_t i = 0; i < ns; i++) {
