@@ -226,8 +226,8 @@ int main(int argc, char **argv)
 	if (!quiet)
 		print_array(a, len);
 	else if (bad < 0)
-		printf("sorted %ld int%s with %d worker%s in %.3f ms\n", len, cli_plural(len), workers,
-		       cli_plural(workers), ms);
+		printf("sorted %ld int%s with %d worker%s in %.3f ms\n", len, cli_plural(len),
+		       workers, cli_plural(workers), ms);
 	free(a);
 	if (bad >= 0) {
 		fprintf(stderr, "%s: NOT SORTED at index %ld\n", prog, bad);

@@ -453,10 +453,10 @@ static void mixed_demo(bool quick)
 	       "   %.1f s. fibers took %.1f ms in all, on one core (%.2f cores); mn parked\n"
 	       "   the sleepers and the waiting root, ran the computation on %d of its\n"
 	       "   workers (%.2f cores) and finished it in %.2f times fibers' time%s.\n\n",
-	       N_SLEEPERS, (long long)(ns / 1000000), N_SLEEPERS * (double)ns / 2 / 1e9,
-	       wall_ms[0], cores[0],
-	       busy_workers[1], cores[1], comp_ms[1] / comp_ms[0],
-	       comp_ms[1] < 0.8 * comp_ms[0] ? "" : "\n   (no gain from the second core in this run)");
+	       N_SLEEPERS, (long long)(ns / 1000000), N_SLEEPERS * (double)ns / 2 / 1e9, wall_ms[0],
+	       cores[0], busy_workers[1], cores[1], comp_ms[1] / comp_ms[0],
+	       comp_ms[1] < 0.8 * comp_ms[0] ? ""
+	                                     : "\n   (no gain from the second core in this run)");
 }
 
 /* Tasks that wait: on kernel-thread models each waiting task holds a
@@ -499,9 +499,10 @@ static void waiting_demo(bool quick)
 	       ms[0] >= 0.8 * sleep_ms * N_NAPS / 2 ? ":\n   each sleep held a worker." : ".");
 	for (size_t r = 1; r < N_RUNS; r++)
 		printf("   %s took %.1f: %s\n", weft_model_name(runs[r].model), ms[r] / sleep_ms,
-		       ms[r] < 0.25 * ms[0] ? "the sleeps overlapped (a sleeping fiber parks and its "
-		                              "worker\n   runs the others)."
-		                            : "the sleeps did not overlap much in this run.");
+		       ms[r] < 0.25 * ms[0]
+		               ? "the sleeps overlapped (a sleeping fiber parks and its "
+		                 "worker\n   runs the others)."
+		               : "the sleeps did not overlap much in this run.");
 	printf("\n");
 	mixed_demo(quick);
 }
@@ -573,7 +574,8 @@ static void preemption_demo(void)
 		       "   block?).",
 		       turns[0], cli_plural(turns[0]));
 	if (preemptions[1] > 0 && turns[1] > 0)
-		printf("\n   timer (1 ms quantum): they alternated, switched only at safe points in\n"
+		printf("\n   timer (1 ms quantum): they alternated, switched only at safe points "
+		       "in\n"
 		       "   their own code (never inside libc or weft: docs/fibers.md).\n\n");
 	else
 		printf("\n   timer (1 ms quantum): they did NOT alternate in this run (%llu\n"

@@ -23,8 +23,7 @@
  * usage on stderr, status 2; the option string must start with ':' and
  * opterr be 0): returns the exit status. usage ends with a newline. */
 static inline int bench_help_version_or_error(const char *prog, int c, char **argv,
-                                              const struct option *longopts,
-                                              const char *usage)
+                                              const struct option *longopts, const char *usage)
 {
 	if (c == 'h') {
 		fputs(usage, stdout);
@@ -33,7 +32,8 @@ static inline int bench_help_version_or_error(const char *prog, int c, char **ar
 		cli_stdout_error(prog, "the standard output");
 		return 1;
 	}
-	if (c == BENCH_OPT_VERSION) /* the header's: bench/mpi's baselines are not linked with weft */
+	if (c ==
+	    BENCH_OPT_VERSION) /* the header's: bench/mpi's baselines are not linked with weft */
 		return cli_print_version_of(prog, WEFT_VERSION);
 	cli_option_error(prog, c, argv, longopts);
 	fputs(usage, stderr);

@@ -428,18 +428,19 @@ int main(int argc, char **argv)
 	int reps = DEFAULT_REPS, csv = 0;
 	long parked = 100000;
 	enum { OPT_REPS = CFG_COUNT, OPT_PARKED, OPT_CSV, OPT_VERSION = BENCH_OPT_VERSION };
-	static const struct option opts[] = {{"switches", required_argument, NULL, CFG_YIELD},
-	                                     {"swaps", required_argument, NULL, CFG_SWAPCONTEXT},
-	                                     {"creates", required_argument, NULL, CFG_CREATE},
-	                                     {"threads", required_argument, NULL, CFG_PTHREAD},
-	                                     {"task-yields", required_argument, NULL, CFG_TASK_YIELD},
-	                                     {"tasks", required_argument, NULL, CFG_TASK_RUN},
-	                                     {"parked", required_argument, NULL, OPT_PARKED},
-	                                     {"reps", required_argument, NULL, OPT_REPS},
-	                                     {"csv", no_argument, NULL, OPT_CSV},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {"version", no_argument, NULL, OPT_VERSION},
-	                                     {0}};
+	static const struct option opts[] = {
+	        {"switches", required_argument, NULL, CFG_YIELD},
+	        {"swaps", required_argument, NULL, CFG_SWAPCONTEXT},
+	        {"creates", required_argument, NULL, CFG_CREATE},
+	        {"threads", required_argument, NULL, CFG_PTHREAD},
+	        {"task-yields", required_argument, NULL, CFG_TASK_YIELD},
+	        {"tasks", required_argument, NULL, CFG_TASK_RUN},
+	        {"parked", required_argument, NULL, OPT_PARKED},
+	        {"reps", required_argument, NULL, OPT_REPS},
+	        {"csv", no_argument, NULL, OPT_CSV},
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {0}};
 	static const char usage[] =
 	        "usage: " PROG " [--switches N] [--swaps N] [--creates N] [--threads N]\n"
 	        "       [--task-yields N] [--tasks N] [--parked N] [--reps R] [--csv]\n"

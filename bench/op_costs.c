@@ -213,10 +213,14 @@ int main(int argc, char **argv)
 {
 	cli_check_stdout_at_exit(PROG);
 	static const struct option opts[] = {
-	        {"models", required_argument, NULL, 'm'}, {"workers", required_argument, NULL, 'w'},
-	        {"reps", required_argument, NULL, 'r'},   {"only", required_argument, NULL, 'o'},
-	        {"small", no_argument, NULL, 's'},        {"help", no_argument, NULL, 'h'},
-	        {"version", no_argument, NULL, BENCH_OPT_VERSION}, {NULL, 0, NULL, 0},
+	        {"models", required_argument, NULL, 'm'},
+	        {"workers", required_argument, NULL, 'w'},
+	        {"reps", required_argument, NULL, 'r'},
+	        {"only", required_argument, NULL, 'o'},
+	        {"small", no_argument, NULL, 's'},
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, BENCH_OPT_VERSION},
+	        {NULL, 0, NULL, 0},
 	};
 	weft_model models[8];
 	int nmodels = 0, workers[MAX_LIST] = {1, 2, 4, 8, 16}, nworkers = 5, reps = 3, only = -1;

@@ -129,8 +129,8 @@ static inline int cli_print_version(const char *prog)
  * 2). Options stop at the first argument that is not one. Standard
  * output is checked at exit (cli_check_stdout_at_exit). Returns the index
  * of the first positional argument. */
-static inline int cli_help_version_only(int argc, char **argv, const char *prog,
-                                        const char *usage, const char *help)
+static inline int cli_help_version_only(int argc, char **argv, const char *prog, const char *usage,
+                                        const char *help)
 {
 	static const struct option longopts[] = {
 	        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {0}};

@@ -465,8 +465,8 @@ static int run_check(const char *log_path, const char *input_path, unsigned long
 		printf("%s: ok: %lu visitor%s (%lu waited), at most %lu inside (capacity %lu), "
 		       "%lu turn%s of direction, FIFO by arrival: nobody overtaken\n",
 		       strcmp(log_path, "-") == 0 ? "<stdin>" : log_path, st.visitors,
-		       cli_plural((long long)st.visitors), st.waited,
-		       st.max_inside, capacity, st.turns, st.turns == 1 ? "" : "s");
+		       cli_plural((long long)st.visitors), st.waited, st.max_inside, capacity,
+		       st.turns, st.turns == 1 ? "" : "s");
 	else
 		report(strcmp(log_path, "-") == 0 ? "<stdin>" : log_path, text, len, &e);
 	free(text);

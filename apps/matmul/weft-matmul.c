@@ -315,8 +315,8 @@ static int mpi_main(int *argc, char ***argv, size_t n, uint64_t seed, uint64_t s
 		printf("%s: n = %zu over %zu rank%s (bands of %zu..%zu rows), kernel %s, model %s, "
 		       "%d worker%s per rank, %s\n",
 		       prog, n, size, cli_plural((long long)size), bands[1] - bands[0],
-		       bands[size] - bands[size - 1], kname, weft_model_name(cfg.model), cfg.workers,
-		       cli_plural(cfg.workers),
+		       bands[size] - bands[size - 1], kname, weft_model_name(cfg.model),
+		       cfg.workers, cli_plural(cfg.workers),
 		       provided >= MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
 		       : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
 		                                           : "MPI below SERIALIZED");

@@ -530,7 +530,8 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 		goto out;
 	}
 	if (rank == 0)
-		printf("%s: %zu int%s over %d rank%s, %zu part%s per rank, model %s, %d worker%s per "
+		printf("%s: %zu int%s over %d rank%s, %zu part%s per rank, model %s, %d worker%s "
+		       "per "
 		       "rank, %s\n",
 		       prog, n, cli_plural((long long)n), size, cli_plural(size), parts,
 		       cli_plural((long long)parts), weft_model_name(cfg.model), cfg.workers,

@@ -41,8 +41,10 @@ int main(int argc, char **argv)
 			dir = optarg;
 			break;
 		case 'h':
-			printf(USAGE "\n"
-			       "Writes seed 004's record set, the input of external_cal: files 0 .. %d\n"
+			printf(USAGE
+			       "\n"
+			       "Writes seed 004's record set, the input of external_cal: files 0 "
+			       ".. %d\n"
 			       "of %d numbers each, the same on every run and machine, into DIR\n"
 			       "(created if missing; the files are replaced).\n"
 			       "\n"

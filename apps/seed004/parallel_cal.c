@@ -82,11 +82,12 @@ int main(int argc, char **argv)
 {
 	int i = 0, j = 0;
 
-	int first = seed004_options(argc, argv, "[threads [rows [cols]]]",
-	                           "Seed 004's CPU-bound benchmark: each thread sums its rows of a rows x cols\n"
-	                 "matrix (default 4 threads, 10000 x 100000); prints the run time on stdout,\n"
-	                 "the threaded and the verified sums on stderr. Exit status 1 if they differ.\n"
-	                 "On weft, WEFT_MODEL, WEFT_POLICY, WEFT_WORKERS choose the scheduler.\n");
+	int first = seed004_options(
+	        argc, argv, "[threads [rows [cols]]]",
+	        "Seed 004's CPU-bound benchmark: each thread sums its rows of a rows x cols\n"
+	        "matrix (default 4 threads, 10000 x 100000); prints the run time on stdout,\n"
+	        "the threaded and the verified sums on stderr. Exit status 1 if they differ.\n"
+	        "On weft, WEFT_MODEL, WEFT_POLICY, WEFT_WORKERS choose the scheduler.\n");
 	argc -= first - 1; /* argv[1] is the first positional argument */
 	argv += first - 1;
 	thread_num = argc > 1 ? arg_int(argv[1], 1, "thread number") : DEFAULT_THREAD_NUM;

@@ -572,7 +572,8 @@ static int generate(uint64_t n, uint64_t seed, double rate, bool blocks)
 		return 2;
 	}
 	fprintf(stderr, "%s: generated %llu grid%s, %llu invalid (seed %llu)\n", prog,
-	        (unsigned long long)n, cli_plural((long long)n), (unsigned long long)bad_count, (unsigned long long)seed);
+	        (unsigned long long)n, cli_plural((long long)n), (unsigned long long)bad_count,
+	        (unsigned long long)seed);
 	return 0;
 }
 

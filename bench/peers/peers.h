@@ -142,14 +142,11 @@ static inline peers_opts peers_parse(const char *prog, int argc, char **argv)
 	long sort_n = 50000000, fib_n = 0;
 	o.rep = 1;
 	o.only = NULL;
-	static const struct option opts[] = {{"small", no_argument, NULL, 's'},
-	                                     {"rep", required_argument, NULL, 'r'},
-	                                     {"sort-n", required_argument, NULL, 'n'},
-	                                     {"fib-n", required_argument, NULL, 'f'},
-	                                     {"only", required_argument, NULL, 'o'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {"version", no_argument, NULL, 'V'},
-	                                     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	        {"small", no_argument, NULL, 's'},        {"rep", required_argument, NULL, 'r'},
+	        {"sort-n", required_argument, NULL, 'n'}, {"fib-n", required_argument, NULL, 'f'},
+	        {"only", required_argument, NULL, 'o'},   {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {

@@ -42,12 +42,14 @@ static void fib(void *arg)
 
 int main(int argc, char **argv)
 {
-	int first = cli_help_version_only(argc, argv, "trace-fib", "[N]",
-	                                  "fib(N) (0 to 25, default 12) as a recursive fork-join; run with\n"
-	                                  "WEFT_TRACE=file.json for a trace whose segments nest.\n");
+	int first = cli_help_version_only(
+	        argc, argv, "trace-fib", "[N]",
+	        "fib(N) (0 to 25, default 12) as a recursive fork-join; run with\n"
+	        "WEFT_TRACE=file.json for a trace whose segments nest.\n");
 	unsigned long long n = 12;
 	if (first < argc && !cli_parse_u64(argv[first], 0, 25, &n)) {
-		fprintf(stderr, "trace-fib: N is a whole number from 0 to 25, not '%s'\n", argv[first]);
+		fprintf(stderr, "trace-fib: N is a whole number from 0 to 25, not '%s'\n",
+		        argv[first]);
 		return 2;
 	}
 	int rc = weft_rt_create(&rt, NULL);
