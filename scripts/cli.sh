@@ -14,10 +14,15 @@ cli_usage() {
 	sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$1"
 }
 
+# cli_weft_version ROOT: MAJOR.MINOR.PATCH of ROOT/include/weft/weft.h.
+cli_weft_version() {
+	sed -n 's/^#define WEFT_VERSION_[A-Z]* *\([0-9][0-9]*\).*/\1/p' "$1/include/weft/weft.h" |
+		paste -sd. -
+}
+
 # cli_version NAME ROOT: "NAME (weft) MAJOR.MINOR.PATCH".
 cli_version() {
-	printf '%s (weft) %s\n' "$1" "$(sed -n 's/^#define WEFT_VERSION_[A-Z]* *\([0-9][0-9]*\).*/\1/p' \
-		"$2/include/weft/weft.h" | paste -sd. -)"
+	printf '%s (weft) %s\n' "$1" "$(cli_weft_version "$2")"
 }
 
 cli_help_version() {

@@ -55,8 +55,10 @@ fn die(what: &str) -> ! {
     exit(1)
 }
 
+const USAGE: &str = "[--rep R] [--small] [--sort-n N] [--fib-n N] [--only WORKLOAD]";
+
 fn usage() -> ! {
-    eprintln!("usage: {PROG} [--rep R] [--small] [--sort-n N] [--fib-n N] [--only WORKLOAD]");
+    eprintln!("usage: {PROG} {USAGE}\n       {PROG} --help | --version");
     exit(2)
 }
 
@@ -98,7 +100,19 @@ fn parse() -> Opts {
                 only = Some(v.unwrap_or_else(|| usage()).clone());
                 i += 1
             }
-            _ => usage(),
+            "-h" | "--help" => {
+                println!("usage: {PROG} {USAGE}\n       {PROG} --help | --version");
+                exit(0)
+            }
+            // WEFT_VERSION: set by build-runtimes.sh when it runs cargo.
+            "--version" => {
+                println!("{PROG} (weft) {}", option_env!("WEFT_VERSION").unwrap_or("unknown"));
+                exit(0)
+            }
+            other => {
+                eprintln!("{PROG}: unknown option '{other}'");
+                usage()
+            }
         }
         i += 1
     }
