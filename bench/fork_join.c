@@ -239,9 +239,10 @@ static void run_parked(weft_model model, int workers, long n)
 	double t2 = bench_now_ns();
 	if (atomic_load(&parked_done) != n)
 		die("parked: not every task finished");
-	printf("parked: %ld fibers on %s, %d worker(s): all parked after %.2f s, all done %.2f s "
+	printf("parked: %ld fibers on %s, %d worker%s: all parked after %.2f s, all done %.2f s "
 	       "later\n",
-	       n, weft_model_name(model), workers, (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+	       n, weft_model_name(model), workers, cli_plural(workers), (t1 - t0) / 1e9,
+	       (t2 - t1) / 1e9);
 	weft_rt_destroy(rt);
 	free(t);
 }

@@ -953,8 +953,8 @@ int main(int argc, char **argv)
 				format_ratio(ratio, sizeof(ratio),
 				             sum[CFG_THREADS_FIFO][wi].median /
 				                     sum[CFG_SPAWN][wi].median);
-				printf("spawn vs threads-fifo, %d worker(s): %s per task\n",
-				       o.workers[wi], ratio);
+				printf("spawn vs threads-fifo, %d worker%s: %s per task\n",
+				       o.workers[wi], cli_plural(o.workers[wi]), ratio);
 			}
 		}
 	}
