@@ -23,9 +23,9 @@ extern "C" {
  * counters: exact once the waits have returned). */
 typedef struct weft_mpi_stats {
 	uint64_t waits;  /* weft_mpi_wait* calls that had to wait (not done at once) */
-	uint64_t tests;  /* MPI_Test* calls made while waiting */
-	uint64_t yields; /* weft_yield between tests (fiber models) */
-	uint64_t sleeps; /* weft_sleep_ns between tests (park a fiber, sleep a thread) */
+	uint64_t tests;  /* MPI_Testsome/MPI_Testany over the registry while some waited */
+	uint64_t parks;  /* waits that parked a fiber until the progress duty finished them */
+	uint64_t sleeps; /* sleeps of waiting kernel threads between their polls */
 	uint64_t reserved[4];
 } weft_mpi_stats;
 

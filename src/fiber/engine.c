@@ -257,6 +257,22 @@ static void resume_from_loop(weft__fworker *w, weft__fiber *self, weft__fiber *g
 	reap(w);
 }
 
+static bool progress_came(void *ctx)
+{
+	weft__fworker *w = ctx;
+	return !weft__inbox_empty(&w->inbox) ||
+	       atomic_load_explicit(&w->unparks, memory_order_relaxed) != w->progress_unparks;
+}
+
+/* Nothing to run while a progress function is registered: take the duty
+ * (core/progress.h) before the model's idle op; true when that readied
+ * work. The sleep that may follow is capped (weft__fworker_sleep_for). */
+static bool progress_before_idle(weft__fworker *w)
+{
+	w->progress_unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
+	return weft__progress_idle(&w->progress, progress_came, w, &w->progress_sleep_ns);
+}
+
 /* The worker loop, on the current fiber; returns (on main) when the model
  * says stop. */
 static void loop(weft__fworker *w)
@@ -267,6 +283,12 @@ static void loop(weft__fworker *w)
 		self->first = NULL;
 		if (!t)
 			t = pick(w);
+		if (weft__progress_on()) {
+			if (t)
+				weft__progress_busy(&w->progress);
+			else if (progress_before_idle(w))
+				continue;
+		}
 		if (!t) {
 			if (w->ops->idle(w))
 				continue;
@@ -569,11 +591,18 @@ void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 	}
 	if (max_ns >= 0 && (timeout < 0 || max_ns < timeout))
 		timeout = max_ns;
+	int64_t asked = w->progress_sleep_ns;
+	w->progress_sleep_ns = -1;
+	bool watching = asked >= 0 && weft__progress_on() && weft__progress_watch(w);
+	if (watching && (timeout < 0 || asked < timeout))
+		timeout = asked;
 	uint64_t unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
 	weft__count(&w->sleeps, 1);
 	weft__ticker_idle(&w->ticker, true);
 	weft__idle_begin(w->rt, w->index);
 	weft__poller_wait(&w->poller, timeout, fd_ready, w);
+	if (watching)
+		weft__progress_unwatch(w);
 	weft__idle_end(w->rt, w->index);
 	weft__ticker_idle(&w->ticker, false);
 	atomic_store(&w->sleeping, 0);
@@ -721,6 +750,7 @@ int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops
 	w->main.home = w;
 	w->main.wait_fd = -1;
 	weft__timers_init(&w->timers);
+	w->progress_sleep_ns = -1;
 	w->virtual_time = rt->cfg.policy == WEFT_POLICY_RANDOM && rt->seed_given;
 	w->tracing = rt->trace != NULL;
 	int rc = weft__stack_pool_init(&w->stacks, rt->cfg.stack_size, STACK_CACHE);
