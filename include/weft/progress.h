@@ -29,7 +29,8 @@ typedef int64_t (*weft_progress_fn)(void *arg);
 /** weft_progress_add registers fn(arg) with every runtime of the process,
  * present and future: fiber workers (fibers, mn) call it before they would
  * sleep, poll with it for a short adaptive spin, then sleep at most as long
- * as it asked, and a busy worker calls it every few dozen tasks. Up to 4
+ * as it asked, and a busy worker calls it between two tasks as often as it
+ * asked (every few dozen tasks while nobody waits). Up to 4
  * functions. Returns 0, WEFT_EINVAL for a NULL fn or one already added with
  * that arg, WEFT_ENOMEM when 4 are registered. */
 WEFT_EXTERN int weft_progress_add(weft_progress_fn fn, void *arg);

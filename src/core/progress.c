@@ -20,8 +20,9 @@
  * spinning. */
 #define SPIN_FIRST_NS 1000
 #define SPIN_MAX_NS   50000
-/* A busy worker polls every BUSY_TICKS tasks (a test of an MPI library
- * costs about a microsecond: about 3% of 1 us tasks at most). */
+/* While nobody waits, a busy worker polls every BUSY_TICKS tasks (a
+ * progress function with no waiter returns at once); while somebody does,
+ * as often as the functions asked, read on the clock between tasks. */
 #define BUSY_TICKS    32
 
 typedef struct slot {
@@ -155,8 +156,19 @@ void weft__progress_unwatch(const void *who)
 
 void weft__progress_busy(weft__progress_state *s)
 {
-	if (++s->ticks < BUSY_TICKS)
-		return;
-	s->ticks = 0;
+	int64_t every = atomic_load_explicit(&last_asked, memory_order_relaxed);
+	if (every < 0) {
+		/* Nobody waited at the last poll: look now and then whether
+		 * somebody does now. */
+		if (++s->ticks < BUSY_TICKS)
+			return;
+		s->ticks = 0;
+	} else {
+		/* Somebody waits: as often as asked, however long the tasks. */
+		int64_t now = weft_clock_ns();
+		if (now - s->last_ns < every)
+			return;
+		s->last_ns = now;
+	}
 	(void)weft_progress_poll();
 }

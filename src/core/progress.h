@@ -16,6 +16,7 @@ extern _Atomic int weft__progress_count;
 /* Per worker: the adaptive spin and the busy tick. */
 typedef struct weft__progress_state {
 	int64_t spin_ns;
+	int64_t last_ns; /* the last busy poll */
 	uint32_t ticks;
 } weft__progress_state;
 
@@ -39,7 +40,8 @@ bool weft__progress_idle(weft__progress_state *s, bool (*work_came)(void *ctx), 
 bool weft__progress_watch(const void *who);
 void weft__progress_unwatch(const void *who);
 
-/* For a busy worker, between two tasks: every few dozen calls, polls. */
+/* For a busy worker, between two tasks: polls as often as the progress
+ * functions asked (every few dozen calls while nobody waits). */
 void weft__progress_busy(weft__progress_state *s);
 
 #endif

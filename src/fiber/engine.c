@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <weft/progress.h>
+
 #include "core/observe.h"
 #include "fiber/engine.h"
 #include "obs/probes.h"
@@ -148,7 +150,12 @@ static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
 	}
 	expire_timers(w);
 	maybe_boost(w);
-	return w->ops->next(w);
+	weft_task *t = w->ops->next(w);
+	/* Busy (this runs between any two tasks, also when a fiber parks or
+	 * yields): now and then, the progress duty. */
+	if (t && weft__progress_on())
+		weft__progress_busy(&w->progress);
+	return t;
 }
 
 /* Runs t, just taken from the model's queues, on the running fiber f, and
@@ -283,12 +290,8 @@ static void loop(weft__fworker *w)
 		self->first = NULL;
 		if (!t)
 			t = pick(w);
-		if (weft__progress_on()) {
-			if (t)
-				weft__progress_busy(&w->progress);
-			else if (progress_before_idle(w))
-				continue;
-		}
+		if (!t && weft__progress_on() && progress_before_idle(w))
+			continue;
 		if (!t) {
 			if (w->ops->idle(w))
 				continue;
@@ -593,14 +596,35 @@ void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 		timeout = max_ns;
 	int64_t asked = w->progress_sleep_ns;
 	w->progress_sleep_ns = -1;
-	bool watching = asked >= 0 && weft__progress_on() && weft__progress_watch(w);
-	if (watching && (timeout < 0 || asked < timeout))
-		timeout = asked;
+	bool watching =
+	        asked >= 0 && !w->virtual_time && weft__progress_on() && weft__progress_watch(w);
 	uint64_t unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
 	weft__count(&w->sleeps, 1);
 	weft__ticker_idle(&w->ticker, true);
 	weft__idle_begin(w->rt, w->index);
-	weft__poller_wait(&w->poller, timeout, fd_ready, w);
+	/* The watching worker polls for the progress functions between short
+	 * sleeps, here rather than through the loop and the model's idle op
+	 * (whose search would spin at each of them), until something else
+	 * ends the sleep: an fd, a wake-up, its timer or max_ns, a waiter the
+	 * poll readied, or no waiter left. */
+	int64_t start = watching ? clock_now(w) : 0;
+	for (;;) {
+		int64_t t = timeout;
+		if (watching) {
+			if (timeout >= 0 && (t = timeout - (clock_now(w) - start)) < 0)
+				t = 0;
+			if (t < 0 || asked < t)
+				t = asked;
+		}
+		int reported = weft__poller_wait(&w->poller, t, fd_ready, w);
+		if (!watching || reported > 0 || w->poller.woken || !weft__inbox_empty(&w->inbox) ||
+		    (timeout >= 0 && clock_now(w) - start >= timeout))
+			break;
+		w->progress_unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
+		asked = weft_progress_poll();
+		if (asked < 0 || progress_came(w))
+			break;
+	}
 	if (watching)
 		weft__progress_unwatch(w);
 	weft__idle_end(w->rt, w->index);

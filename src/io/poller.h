@@ -23,6 +23,7 @@ typedef struct weft__poller {
 	int wakefd;       /* eventfd: a write makes the current or next wait return */
 	int timerfd;      /* -1 unless the kernel lacks epoll_pwait2 */
 	bool timer_armed; /* timerfd holds a timeout not yet reported */
+	bool woken;       /* the last wait saw a wake-up (weft__poller_wake) */
 } weft__poller;
 
 /* Returns 0, WEFT_EMFILE when the process or system is out of file

@@ -95,6 +95,7 @@ int weft__poller_init(weft__poller *p)
 {
 	p->timerfd = -1;
 	p->timer_armed = false;
+	p->woken = false;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0)
 		return refused("epoll_create1", errno);
@@ -206,9 +207,11 @@ int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn
 		n = pwait2(p->epfd, evs, 64, &ts);
 	}
 	int reported = 0;
+	p->woken = false;
 	for (int i = 0; i < n; i++) {
 		uint64_t drain;
 		if (!evs[i].data.ptr) {
+			p->woken = true;
 			while (read(p->wakefd, &drain, sizeof(drain)) > 0)
 				;
 			continue;
