@@ -224,6 +224,82 @@ int weft_mpi_stats_get(weft_mpi_stats *out)
 	return 0;
 }
 
+/* ------------------------------------------------------------ weft_mpi_check */
+
+typedef struct rank_info {
+	int model, policy, workers, level;
+	char host[64];
+} rank_info;
+
+static void describe(const rank_info *r, char *out, size_t n)
+{
+	snprintf(out, n, "model %s, policy %s, %d worker%s, %s", weft_model_name(r->model),
+	         weft_policy_name(r->policy), r->workers, r->workers == 1 ? "" : "s",
+	         level_name(r->level));
+}
+
+int weft_mpi_check(weft_rt *rt, MPI_Comm comm, int *differ)
+{
+	weft_config cfg;
+	if (!rt || weft_rt_config(rt, &cfg) != 0 || comm == MPI_COMM_NULL)
+		return WEFT_EINVAL;
+	rank_info me = {.model = (int)cfg.model, .policy = (int)cfg.policy, .workers = cfg.workers};
+	if (MPI_Query_thread(&me.level) != MPI_SUCCESS)
+		me.level = provided_level;
+	int len = 0;
+	char name[MPI_MAX_PROCESSOR_NAME];
+	if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS)
+		len = 0;
+	snprintf(me.host, sizeof(me.host), "%.*s", len, name);
+	int rank = 0, size = 1;
+	int err = weft_mpi_error(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+	if (!err)
+		err = weft_mpi_error(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+	if (err)
+		return err;
+	rank_info *all = malloc(sizeof(*all) * (size_t)size);
+	int have = all != NULL, everyone = 0;
+	err = weft_mpi_error(MPI_Allreduce(&have, &everyone, 1, MPI_INT, MPI_MIN, comm),
+	                     "MPI_Allreduce");
+	if (!err && !everyone)
+		err = WEFT_ENOMEM;
+	if (!err)
+		err = weft_mpi_error(MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, all,
+		                                   (int)sizeof(me), MPI_BYTE, comm),
+		                     "MPI_Allgather");
+	if (err) {
+		free(all);
+		return err;
+	}
+	int n = 0;
+	for (int i = 1; i < size; i++)
+		n += all[i].model != all[0].model || all[i].policy != all[0].policy ||
+		     all[i].workers != all[0].workers || all[i].level != all[0].level;
+	static atomic_flag warned = ATOMIC_FLAG_INIT;
+	if (n && rank == 0 && !atomic_flag_test_and_set(&warned)) {
+		char a[160], b[160];
+		describe(&all[0], a, sizeof(a));
+		fprintf(stderr, "weft-mpi: warning: %d of %d ranks do not run as rank 0:\n", n,
+		        size);
+		fprintf(stderr, "weft-mpi:   rank 0%s%s: %s\n", all[0].host[0] ? " on " : "",
+		        all[0].host, a);
+		for (int i = 1; i < size; i++) {
+			describe(&all[i], b, sizeof(b));
+			if (strcmp(a, b) != 0)
+				fprintf(stderr, "weft-mpi:   rank %d%s%s: %s\n", i,
+				        all[i].host[0] ? " on " : "", all[i].host, b);
+		}
+		fprintf(stderr,
+		        "weft-mpi:   give every rank the same settings: mpirun -x WEFT_MODEL -x "
+		        "WEFT_WORKERS ... (Open MPI), -genvlist (MPICH); differing worker counts "
+		        "are expected only where hosts have different CPUs\n");
+	}
+	free(all);
+	if (differ)
+		*differ = n;
+	return 0;
+}
+
 /* ------------------------------------------------------------ the registry */
 
 typedef enum test_kind { TEST_ONE, TEST_ALL, TEST_ANY } test_kind;
