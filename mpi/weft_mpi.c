@@ -66,7 +66,7 @@
 #include <weft/task.h>
 
 #define POLL_MIN_NS      1000  /* first sleep of a thread's backoff */
-#define POLL_MAX_DEFAULT 20000 /* default poll interval */
+#define POLL_MAX_DEFAULT 50000 /* default poll interval */
 
 /* Set once by weft_mpi_init, before any wait (read-only afterwards). */
 static int provided_level = MPI_THREAD_MULTIPLE;
@@ -387,9 +387,18 @@ static int poll_locked(void)
 {
 	int finished = 0;
 	if (reg.n > 0) {
-		int out = 0;
-		int rc = MPI_Testsome(reg.n, reg.reqs, &out, reg.indices, reg.statuses);
-		atomic_fetch_add_explicit(&n_tests, 1, memory_order_relaxed);
+		/* Open MPI's MPI_Testsome looks at the requests, and only when
+		 * none is complete drives progress, which may complete them, and
+		 * returns without looking again: a message that arrived during
+		 * a sleep would be seen one poll interval late (the median went
+		 * from 97 to 18 us with a 50 us interval). So when the first
+		 * finds nothing, a second looks after the progress it made. */
+		int out = 0, rc = MPI_SUCCESS;
+		for (int pass = 0;
+		     pass < 2 && rc == MPI_SUCCESS && (out == 0 || out == MPI_UNDEFINED); pass++) {
+			rc = MPI_Testsome(reg.n, reg.reqs, &out, reg.indices, reg.statuses);
+			atomic_fetch_add_explicit(&n_tests, 1, memory_order_relaxed);
+		}
 		if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
 			int before = reg.n;
 			fail_all(weft_mpi_error(rc, "MPI_Testsome"));
