@@ -109,7 +109,7 @@ WEFT_EXTERN int weft_mpi_check(weft_rt *rt, MPI_Comm comm, int *differ);
 /** weft_mpi_set_poll_max_ns sets the poll interval: the longest an idle
  * worker sleeps between two polls of the request registry while a fiber
  * waits, and the longest a waiting kernel thread sleeps between its polls
- * (default 50,000 ns; at least 1,000). Returns the previous interval, or
+ * (default 40,000 ns, each interval drawn from half to one and a half of it; at least 1,000). Returns the previous interval, or
  * WEFT_EINVAL for a value out of range. A longer interval costs less CPU
  * while waiting and adds up to that much latency to a message (docs/mpi.md
  * measures both). Safe from any thread. */
