@@ -25,7 +25,6 @@ void weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, int64_t timeout
 		ts.tv_sec = (time_t)(timeout_ns / 1000000000);
 		ts.tv_nsec = (long)(timeout_ns % 1000000000);
 		tsp = &ts;
-		weft__timer_slack_fine();
 	}
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, tsp, NULL, 0);
 }
