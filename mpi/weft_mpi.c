@@ -367,15 +367,16 @@ static int reserve(int more)
  * that takes as long each time): when the last waits took about the same
  * time, from entering the registry to completion, the next one probably
  * will too. Then the duty polls without sleeping through that window
- * (learnt: the 10th to the 90th percentile of the last 16 waits, plus a
- * margin) and only every 4 P outside it. Waits that vary more than a
- * quarter of their median (or 1 ms) get plain polling: spinning through a
- * wide window would cost more than it saves. The window of the waits
+ * (learnt: the 10th to the 90th percentile of the last 16 waits, widened
+ * by a quarter on either side and 20 us) and only every 4 P before it.
+ * Waits whose 10th and 90th percentiles differ by more than a fifth of
+ * their median (or 1 ms) get plain polling: spinning through a wide window
+ * would cost more than it saves (at most 3/10 of the wait here). The window of the waits
  * registered at once spans theirs. Under lock. */
 
 #define HISTORY       16
 #define WINDOW_MIN    8       /* waits seen before a window is trusted */
-#define WINDOW_MARGIN 20000   /* ns on either side */
+#define WINDOW_MARGIN 20000   /* ns on either side, beyond a quarter of the width */
 #define WINDOW_MAX    1000000 /* widest window spun through, ns */
 
 static struct {
@@ -405,9 +406,10 @@ static void learn(int64_t took)
 		v[j] = x;
 	}
 	int64_t lo = v[n / 10], hi = v[n - 1 - n / 10], median = v[n / 2];
-	learnt.ok = hi - lo <= median / 4 && hi - lo <= WINDOW_MAX;
-	learnt.lo = lo - WINDOW_MARGIN;
-	learnt.hi = hi + WINDOW_MARGIN;
+	int64_t margin = (hi - lo) / 4 + WINDOW_MARGIN;
+	learnt.ok = hi - lo <= median / 5 && hi - lo <= WINDOW_MAX;
+	learnt.lo = lo - margin;
+	learnt.hi = hi + margin;
 }
 
 static bool pending(void);

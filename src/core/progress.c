@@ -24,6 +24,7 @@
  * progress function with no waiter returns at once); while somebody does,
  * as often as the functions asked, read on the clock between tasks. */
 #define BUSY_TICKS    32
+#define BUSY_MAX_NS   50000
 
 typedef struct slot {
 	_Atomic(weft_progress_fn) fn;
@@ -164,7 +165,12 @@ void weft__progress_busy(weft__progress_state *s)
 			return;
 		s->ticks = 0;
 	} else {
-		/* Somebody waits: as often as asked, however long the tasks. */
+		/* Somebody waits: as often as asked, however long the tasks,
+		 * and at least every BUSY_MAX_NS (a poll costs no wake-up
+		 * here: a function that asks for long sleeps to save them
+		 * does not save anything on a busy worker). */
+		if (every > BUSY_MAX_NS)
+			every = BUSY_MAX_NS;
 		int64_t now = weft_clock_ns();
 		if (now - s->last_ns < every)
 			return;
