@@ -1,11 +1,13 @@
 # Install rules: headers, libweft.a, libweft.so.0, weft.pc and the CMake
 # package (weftConfig.cmake, weftConfigVersion.cmake, weftTargets.cmake) so
 # that consumers can use pkg-config or find_package(weft) -> weft::weft,
-# weft::weft_static. Included from the root CMakeLists.txt.
+# weft::weft_static (cmake/WeftMPI.cmake adds weft::weft_mpi and weft-mpi.pc).
+# Included from the root CMakeLists.txt.
 #
 # With WEFT_INSTALL_TEST, adds the ctest tests install.find_package (stage an
 # install under <build>/stage, build cmake/consumer against it with
-# find_package and with pkg-config, run the results) and install.exports
+# find_package and with pkg-config, weft-mpi's too when it is built, run the
+# results) and install.exports
 # (libweft.so exports only weft_* symbols).
 include(CMakePackageConfigHelpers)
 
@@ -80,6 +82,7 @@ if(WEFT_INSTALL_TEST)
 			"-DWEFT_GENERATOR=${CMAKE_GENERATOR}"
 			"-DWEFT_C_COMPILER=${CMAKE_C_COMPILER}"
 			"-DWEFT_C_FLAGS=${WEFT_SANITIZE_FLAGS}"
+			"-DWEFT_EXPECT_MPI=$<TARGET_EXISTS:weft_mpi>"
 			-P "${CMAKE_CURRENT_LIST_DIR}/WeftInstallTest.cmake")
 	# Both tests write <build>/stage; never run them at the same time.
 	set_tests_properties(install.find_package PROPERTIES

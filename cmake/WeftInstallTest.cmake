@@ -3,10 +3,14 @@
 #   1. with CMake: find_package(weft REQUIRED), linking weft::weft and
 #      weft::weft_static;
 #   2. with pkg-config: cc main.c $(pkg-config --cflags --libs weft),
-# and runs every program built. Fails on the first step that fails.
+# and runs every program built. With WEFT_EXPECT_MPI (weft-mpi was built) the
+# same for main_mpi.c: find_package(weft COMPONENTS mpi) -> weft::weft_mpi,
+# and pkg-config weft-mpi; run alone as an MPI singleton. Fails on the first
+# step that fails.
 #
 # Inputs (-D): WEFT_BINARY_DIR, WEFT_STAGE, WEFT_LIBDIR, WEFT_CONSUMER_SOURCE,
-# WEFT_GENERATOR, WEFT_C_COMPILER, WEFT_C_FLAGS (sanitizer flags, may be empty).
+# WEFT_GENERATOR, WEFT_C_COMPILER, WEFT_C_FLAGS (sanitizer flags, may be empty),
+# WEFT_EXPECT_MPI (1 or 0).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(_var WEFT_BINARY_DIR WEFT_STAGE WEFT_LIBDIR WEFT_CONSUMER_SOURCE WEFT_GENERATOR
@@ -52,6 +56,7 @@ run("consumer configure" "${CMAKE_COMMAND}" -S "${WEFT_CONSUMER_SOURCE}" -B "${_
 	"-DCMAKE_C_FLAGS=${WEFT_C_FLAGS}"
 	"-DCMAKE_PREFIX_PATH=${WEFT_STAGE}"
 	-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+	"-DWEFT_EXPECT_MPI=${WEFT_EXPECT_MPI}"
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 file(STRINGS "${_cbuild}/CMakeCache.txt" _weft_dir REGEX "^weft_DIR:")
 string(FIND "${_weft_dir}" "${WEFT_STAGE}/" _at)
@@ -74,5 +79,25 @@ run("pkg-config build" "${WEFT_C_COMPILER}" ${_extra} "${WEFT_CONSUMER_SOURCE}/m
 	${_pc_flags} -o "${_work}/consumer_pc")
 set(ENV{LD_LIBRARY_PATH} "${WEFT_STAGE}/${WEFT_LIBDIR}")
 run("run consumer_pc" "${_work}/consumer_pc")
+
+if(WEFT_EXPECT_MPI)
+	foreach(_f "${WEFT_LIBDIR}/libweft_mpi.a" "${WEFT_LIBDIR}/pkgconfig/weft-mpi.pc"
+		   "${WEFT_LIBDIR}/cmake/weft/weftMPITargets.cmake" "include/weft/mpi.h")
+		if(NOT EXISTS "${WEFT_STAGE}/${_f}")
+			message(FATAL_ERROR "install did not produce ${WEFT_STAGE}/${_f}")
+		endif()
+	endforeach()
+	# Open MPI refuses root unless told; a singleton needs no mpiexec.
+	set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+	set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+	run("run consumer_mpi (weft::weft_mpi)" "${_cbuild}/consumer_mpi")
+	message(STATUS "${run_output}")
+	run("pkg-config weft-mpi" "${_pkg_config}" --cflags --libs weft-mpi)
+	string(STRIP "${run_output}" _pc_mpi)
+	separate_arguments(_pc_mpi UNIX_COMMAND "${_pc_mpi}")
+	run("pkg-config weft-mpi build" "${WEFT_C_COMPILER}" ${_extra}
+		"${WEFT_CONSUMER_SOURCE}/main_mpi.c" ${_pc_mpi} -o "${_work}/consumer_mpi_pc")
+	run("run consumer_mpi_pc" "${_work}/consumer_mpi_pc")
+endif()
 
 message(STATUS "install.find_package: ok")

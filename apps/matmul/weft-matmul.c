@@ -278,6 +278,7 @@ static int mpi_main(int *argc, char ***argv, size_t n, uint64_t seed, uint64_t s
 	size_t size = (size_t)isize, r = (size_t)rank;
 	weft_config cfg;
 	weft_rt_config(rt, &cfg);
+	weft_mpi_check(rt, MPI_COMM_WORLD, NULL); /* warns when ranks run differently */
 	const char *kname;
 	dist_t d = {.n = n, .np = (n + 7) / 8 * 8, .size = size, .seed = seed};
 	d.kernel = mm_kernel_pick(portable, &kname);
