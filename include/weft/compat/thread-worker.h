@@ -95,11 +95,12 @@ typedef unsigned int worker_t;
 /* The thread control block; private to the library (src/compat/worker.c). */
 typedef struct TCB tcb;
 
-/* A mutex: weft's FIFO hand-off mutex, which parks a waiting fiber (or
- * blocks a waiting kernel thread) instead of spinning. */
+/** A mutex: weft's mutex, which parks a waiting fiber (or blocks a waiting
+ * kernel thread) instead of spinning. */
 typedef struct worker_mutex_t {
-	/* private */
+	/** @cond WEFT_PRIVATE */
 	weft_mutex m_;
+	/** @endcond */
 } worker_mutex_t;
 
 /* Priorities for worker_setschedprio (MLFQ): HIGH_PRIO starts a worker in
