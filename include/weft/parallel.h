@@ -124,7 +124,9 @@ typedef struct weft_reducer {
  * Deterministic: how the range is cut and the order of every combine
  * depend only on begin, end, grain (with grain 0: also the runtime's
  * worker count) and r->size, never on timing, so a floating-point sum gives
- * the same bits on every run, model and thread. The tree is binary, left
+ * the same bits on every run and thread, and with a grain > 0 on every
+ * model (with grain 0, runtimes with different worker counts, such as
+ * fibers and threads with 2 workers, cut differently). The tree is binary, left
  * before right, which keeps the rounding error of a sum near that of a
  * pairwise sum.
  *
