@@ -16,7 +16,7 @@
  * quoted includes, so the one -I flag is enough. It may also be included as
  * <weft/compat/sched.h> with -I<weft>/include.
  *
- * What differs from the seed (docs/compat.md has the details):
+ * What differs from the seed (docs/seeds/compat.md has the details):
  *  - priority order is exact over the whole uint64_t range (the seed's heap
  *    had an off-by-one sift-up and truncated pri to int), and tasks of
  *    equal priority run in post order (the seed's did not);
@@ -32,7 +32,7 @@
  *    task_init, sched_post, ... A program that keeps the seed's own
  *    sched.h (and so calls sched_init, ... by those names, with the seed's
  *    struct layouts) links against libweft-sched.a instead, the drop-in for
- *    the seed's libsched.a (docs/compat.md). */
+ *    the seed's libsched.a (docs/seeds/compat.md). */
 #ifndef WEFT_COMPAT_SCHED_H
 #define WEFT_COMPAT_SCHED_H
 

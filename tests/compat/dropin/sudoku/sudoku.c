@@ -5,7 +5,7 @@
  * posted held with priority 1 and run by one sched_execute; the grid, then "Valid sudoku
  * map." or "Invalid sudoku map.". As in the seed, what sched_init returns
  * is not looked at. Built unmodified by tests/compat/dropin two ways
- * (docs/compat.md): with the seed's own sched.h (-I ../sched) and
+ * (docs/seeds/compat.md): with the seed's own sched.h (-I ../sched) and
  * -lweft-sched, and with weft's header (-I<weft>/include/weft/compat) and
  * -lweft.
  *
