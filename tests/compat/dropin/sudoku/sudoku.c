@@ -1,4 +1,4 @@
-/* The seed's sudoku validator (CMPE108C project/sudoku) in its authors'
+/* The seed's sudoku validator (CMPE 180C project/sudoku) in its authors'
  * style, rewritten here from its documented behaviour (seed 000 in the
  * README's section "Where weft came from: the seeds"): one hard-coded
  * grid, indexed [col][row]; 11 tasks (9 boxes, all rows, all columns)
