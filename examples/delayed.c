@@ -10,7 +10,7 @@
 
 #define MS 1000000LL /* nanoseconds */
 
-/* What the tasks record, in the order they run. */
+/* What the dependent tasks record, in the order they run. */
 static weft_mutex log_lock;
 static char log_text[256];
 
@@ -26,6 +26,18 @@ static void say(void *arg)
 	note(arg);
 }
 
+/* A delayed task notes when it ran. */
+typedef struct timer {
+	weft_task task;
+	int64_t due, ran;
+} timer;
+
+static void ring(void *arg)
+{
+	timer *t = arg;
+	t->ran = weft_clock_ns();
+}
+
 int main(void)
 {
 	weft_rt *rt;
@@ -33,22 +45,25 @@ int main(void)
 		return 1;
 	weft_mutex_init(&log_lock);
 
-	/* Three delayed tasks posted out of order run in deadline order. */
-	weft_task late, early, middle;
+	/* Three delayed tasks, posted out of order. Each is queued when it
+	 * comes due, never before, in deadline order (with several workers,
+	 * two that come due close together may then run at the same time). */
 	int64_t now = weft_clock_ns();
-	weft_task_init(&late, say, "30ms ");
-	weft_task_init(&early, say, "10ms ");
-	weft_task_init(&middle, say, "20ms ");
-	weft_post_at(rt, NULL, &late, now + 30 * MS);
-	weft_post_at(rt, NULL, &early, now + 10 * MS);
-	weft_post_at(rt, NULL, &middle, now + 20 * MS);
+	timer timers[3];
+	const int delay_ms[3] = {30, 10, 20};
+	for (int i = 0; i < 3; i++) {
+		timers[i].due = now + delay_ms[i] * MS;
+		weft_task_init(&timers[i].task, ring, &timers[i]);
+		weft_post_at(rt, NULL, &timers[i].task, timers[i].due);
+	}
 	weft_wait_all(rt);
-	printf("delayed: %s\n", log_text);
+	for (int i = 0; i < 3; i++)
+		printf("delayed %d ms: %s\n", delay_ms[i],
+		       timers[i].ran >= timers[i].due ? "ran when due, not before" : "EARLY");
 
 	/* A diamond: fetch, then parse and index (in either order, perhaps at
 	 * once), then publish, which depends on both. A predecessor must have
 	 * been posted; one that already finished counts as done. */
-	log_text[0] = '\0';
 	weft_task fetch, parse, index, publish;
 	weft_task_init(&fetch, say, "fetch ");
 	weft_task_init(&parse, say, "parse ");

@@ -1,13 +1,13 @@
 #!/bin/sh
-# echo_test.sh SERVER CLIENT CONNECTIONS: start echo_server, run echo_client
+# echo_test.sh ECHO CONNECTIONS: start `ECHO server`, run `ECHO client`
 # against it, print what both said. Used by the examples' ctest entries; the
 # same two commands work by hand:
-#   ./echo_server /tmp/port 2000 & ./echo_client "$(cat /tmp/port)" 2000
+#   ./echo server /tmp/port 2000 & ./echo client "$(cat /tmp/port)" 2000
 set -eu
 dir=$(mktemp -d)
 pid=
 trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi; rm -rf "$dir"' EXIT
-"$1" "$dir/port" "$3" >"$dir/server.out" &
+"$1" server "$dir/port" "$2" >"$dir/server.out" &
 pid=$!
 tries=0
 while [ ! -s "$dir/port" ]; do
@@ -18,7 +18,7 @@ while [ ! -s "$dir/port" ]; do
 	fi
 	sleep 0.05
 done
-"$2" "$(cat "$dir/port")" "$3"
+"$1" client "$(cat "$dir/port")" "$2"
 wait "$pid"
 pid=
 cat "$dir/server.out"

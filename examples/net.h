@@ -1,5 +1,5 @@
-/* net.h: the socket helpers the network examples share (echo_server,
- * echo_client, crawler). Every wait goes through weft_wait_fd, so a task
+/* net.h: the socket helpers the network examples share (echo and
+ * crawler). Every wait goes through weft_wait_fd, so a task
  * that waits for the network parks its fiber under fibers and mn (one
  * worker keeps thousands of connections open) and blocks its thread under
  * threads and spawn. */
