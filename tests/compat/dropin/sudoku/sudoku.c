@@ -1,6 +1,6 @@
 /* The seed's sudoku validator (CMPE 180C project/sudoku) in its authors'
  * style, rewritten here from its documented behaviour (seed 000 in the
- * README's section "Where weft came from: the seeds"): one hard-coded
+ * list in docs/seeds/README.md): one hard-coded
  * grid, indexed [col][row]; 11 tasks (9 boxes, all rows, all columns)
  * posted held with priority 1 and run by one sched_execute; the grid, then "Valid sudoku
  * map." or "Invalid sudoku map.". As in the seed, what sched_init returns
