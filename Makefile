@@ -93,8 +93,8 @@ docs: deps
 # every C block of the README and docs/ compiles with -Wall -Wextra -Werror
 # and the blocks the tutorial takes from examples/ equal those files
 # (scripts/check-doc-blocks), and the pages point at nothing outside the
-# repository: every relative link resolves to a file in it, and no path
-# leads out of it.
+# repository: every relative link resolves to a file in it, every #anchor
+# to a heading (scripts/check-doc-anchors), and no path leads out of it.
 DOC_PAGES = README.md CHANGELOG.md $(wildcard docs/*.md docs/*/*.md)
 
 docs-check: docs
@@ -112,6 +112,7 @@ docs-check: docs
 		fi; \
 	done; \
 	[ $$bad -eq 0 ] || exit 1
+	@scripts/check-doc-anchors
 	@echo "docs-check: no Doxygen warning, every C block compiles, no link leaves the repository"
 
 PREFIX ?= /usr/local
