@@ -12,7 +12,7 @@
  *   weft_rt_destroy(rt);
  */
 
-/** @mainpage weft: one task API, the threading model chosen at run time
+/** @mainpage One task API, the threading model chosen at run time
  *
  * weft is a C11 library for programs that split work into tasks: post
  * tasks and wait for them, fork and join recursively, run parallel loops
