@@ -1,4 +1,4 @@
-/* seed-sort: the seed's two-way parallel sort (CMPE108C project/sorting)
+/* seed-sort: the seed's two-way parallel sort (CMPE 180C project/sorting)
  * written on weft's seed-compatible scheduler API
  * (include/weft/compat/sched.h).
  *

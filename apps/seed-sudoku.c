@@ -1,4 +1,4 @@
-/* seed-sudoku: the seed's sudoku validator (CMPE108C project/sudoku) written
+/* seed-sudoku: the seed's sudoku validator (CMPE 180C project/sudoku) written
  * on weft's seed-compatible scheduler API (include/weft/compat/sched.h).
  *
  *   seed-sudoku [--invalid] <threads>

@@ -731,7 +731,7 @@ static void seed_apps(void)
 	static const char *const spawn_env[] = {"WEFT_MODEL=spawn", "WEFT_WORKERS=2", NULL};
 	run_app(self, spawn_env, "seed-sort", sort_args);
 	printf("   The seed's own sudoku.c and sort.c build unchanged against weft with\n"
-	       "   -I include/weft/compat (docs/compat.md).\n");
+	       "   -I include/weft/compat (docs/seeds/compat.md).\n");
 	printf("   Seed 004's vector_multiply on its thread-worker API (psjf, timer):\n");
 	static const char *const vm_args[] = {"6", "300000", NULL};
 	run_app(self, NULL, "seed004/vector_multiply", vm_args);
@@ -741,7 +741,7 @@ static void seed_apps(void)
 
 /* ------------------------------------------------------------ 7. apps */
 
-/* The seed applications written once against the native API (docs/apps.md),
+/* The seed applications written once against the native API (docs/seeds/apps.md),
  * each run with the model chosen in its environment. */
 static void applications(void)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # apps_speedup.sh: measures the speedup bars of the three CPU applications
-# (docs/apps-cpu.md) on one model (--model, default threads), 1 worker
+# (docs/seeds/apps-cpu.md) on one model (--model, default threads), 1 worker
 # against 2, and with --compare M2 that model against M2 at 2 workers in the
 # same run (the mn bar: within 5% of threads).
 #

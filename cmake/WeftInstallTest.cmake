@@ -10,7 +10,9 @@
 #
 # Inputs (-D): WEFT_BINARY_DIR, WEFT_STAGE, WEFT_LIBDIR, WEFT_CONSUMER_SOURCE,
 # WEFT_GENERATOR, WEFT_C_COMPILER, WEFT_C_FLAGS (sanitizer flags, may be empty),
-# WEFT_EXPECT_MPI (1 or 0).
+# WEFT_EXPECT_MPI (1 or 0),
+# WEFT_DOCS_HTML (the installed reference's index.html under the prefix, or
+# empty when Doxygen was not found).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(_var WEFT_BINARY_DIR WEFT_STAGE WEFT_LIBDIR WEFT_CONSUMER_SOURCE WEFT_GENERATOR
@@ -41,7 +43,7 @@ run("install" "${CMAKE_COMMAND}" --install "${WEFT_BINARY_DIR}" --prefix "${WEFT
 foreach(_f "include/weft/weft.h" "${WEFT_LIBDIR}/libweft.a" "${WEFT_LIBDIR}/libweft.so"
 	   "${WEFT_LIBDIR}/libweft.so.0" "${WEFT_LIBDIR}/pkgconfig/weft.pc"
 	   "${WEFT_LIBDIR}/cmake/weft/weftConfig.cmake"
-	   "${WEFT_LIBDIR}/cmake/weft/weftConfigVersion.cmake")
+	   "${WEFT_LIBDIR}/cmake/weft/weftConfigVersion.cmake" ${WEFT_DOCS_HTML})
 	if(NOT EXISTS "${WEFT_STAGE}/${_f}")
 		message(FATAL_ERROR "install did not produce ${WEFT_STAGE}/${_f}")
 	endif()

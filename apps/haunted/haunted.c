@@ -1,5 +1,5 @@
 /* weft-haunted: the haunted house of seed 002 (CPE690 project 2, part 3),
- * written once on weft and run under any model (docs/apps-haunted.md).
+ * written once on weft and run under any model (docs/seeds/apps-haunted.md).
  *
  *   weft-haunted [options] INPUT CROSS_SECONDS
  *   weft-haunted [options] --generate N CROSS_SECONDS

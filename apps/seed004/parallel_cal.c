@@ -7,7 +7,7 @@
  *
  * Built twice from this source: on weft (USE_WORKERS, the default of
  * thread-worker.h) and on Linux pthreads (-DWEFT_NO_USE_WORKERS). What
- * differs from the seed (docs/compat-worker.md):
+ * differs from the seed (docs/seeds/compat-worker.md):
  *  - the run time is true microseconds (the seed printed milliseconds
  *    under a "micro-seconds" label), on CLOCK_MONOTONIC;
  *  - the threaded sum and the single-threaded verified sum are both

@@ -1,4 +1,4 @@
-/* weft-ticker: the seed's stock ticker (CMPE108C project/stock_ticker)
+/* weft-ticker: the seed's stock ticker (CMPE 180C project/stock_ticker)
  * written once against weft's native API.
  *
  *   weft-ticker [--json | --csv] [--url BASE] [--timeout S] [--deadline S]

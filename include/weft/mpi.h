@@ -1,4 +1,5 @@
-/* weft-mpi: weft inside MPI ranks. An optional component (library weft_mpi,
+/** @file
+ * weft-mpi: weft inside MPI ranks. An optional component (library weft_mpi,
  * built only when CMake finds MPI; not included from weft.h): it asks MPI for
  * the threading level the runtime needs, and waits for MPI requests the way
  * the model waits for anything else: a fiber (fibers, mn) parks and lets its
@@ -23,11 +24,11 @@ extern "C" {
 /** What the poll loop did, summed over every wait of the process (relaxed
  * counters: exact once the waits have returned). */
 typedef struct weft_mpi_stats {
-	uint64_t waits;  /* weft_mpi_wait* calls that had to wait (not done at once) */
-	uint64_t tests;  /* MPI_Testsome/MPI_Testany over the registry while some waited */
-	uint64_t parks;  /* waits that parked a fiber until the progress duty finished them */
-	uint64_t sleeps; /* sleeps of waiting kernel threads between their polls */
-	uint64_t reserved[4];
+	uint64_t waits;       /**< weft_mpi_wait* calls that had to wait (not done at once) */
+	uint64_t tests;       /**< MPI_Testsome/MPI_Testany over the registry while some waited */
+	uint64_t parks;       /**< waits that parked a fiber until the progress duty finished them */
+	uint64_t sleeps;      /**< sleeps of waiting kernel threads between their polls */
+	uint64_t reserved[4]; /**< room to grow without breaking the ABI */
 } weft_mpi_stats;
 
 /** weft_mpi_required_level returns the MPI threading level a runtime with
