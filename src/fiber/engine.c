@@ -98,6 +98,20 @@ static weft__fiber *spare_or_new(weft__fworker *w)
 	return f;
 }
 
+bool weft__fworker_can_start(weft__fworker *w)
+{
+	const weft__fiber *c = w->current;
+	if ((c != &w->main && !c->task) || w->spares)
+		return true;
+	weft__fiber *f = fiber_new(w);
+	if (!f)
+		return false;
+	f->next_spare = NULL;
+	w->spares = f;
+	w->nspares = 1;
+	return true;
+}
+
 /* A fiber to go on with the loop: a spare, a new one, or the thread's own. */
 static weft__fiber *loop_fiber(weft__fworker *w)
 {

@@ -332,10 +332,16 @@ static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
 
 /* Whether anything is to be had now, for a worker about to sleep: its own
  * queues, the injection queue, a surplus or a lone task it saw before
- * (taken, onto its own deque). *fresh: only lone new tasks were seen. */
+ * (taken, onto its own deque). *fresh: only lone new tasks were seen. A
+ * worker that cannot start a task (no stack to be had) looks at its own
+ * queues only: see pick_local. */
 static bool look(mn *m, mn_worker *self, int victims, bool *fresh)
 {
-	if (own_work(self) || injected_waiting(m))
+	if (own_work(self))
+		return true;
+	if (!weft__fworker_can_start(&self->fw))
+		return false;
+	if (injected_waiting(m))
 		return true;
 	weft_task *t = steal(m, self, victims, fresh);
 	if (!t)
@@ -394,12 +400,24 @@ static weft_task *take_awaited(weft__fworker *w, const weft_task *t, const weft_
 	return found;
 }
 
+/* Out of stacks. A worker whose every stack is held by a parked fiber
+ * (the system refuses more) takes no new task from elsewhere: it could not
+ * start it, and a child it stole from a parent parked on another worker
+ * would then wait for one of its own parked fibers to end, which may be
+ * waiting for such a child in turn (4 workers and 20,000 fork-joins under
+ * ulimit -v hung so). Work stays where a worker that can start it steals
+ * it; the worker runs its own queues (a task of its own deque it cannot
+ * start the engine sets aside, and sleeps until one of its fibers is
+ * woken). A parent's child is then run by the parent itself (take_awaited)
+ * or by a worker with a stack, so a fork-join tree one level deep always
+ * finishes, only slower. */
 static weft_task *pick_local(mn *m, mn_worker *mw)
 {
 	weft_task *t;
 	/* (A worker going through a batch it took is serving the injection
 	 * queue already, in its order.) */
-	if (++mw->picks % INJECTED_EVERY == 0 && !batch_pending(mw) && (t = take_injected(m, mw)))
+	if (++mw->picks % INJECTED_EVERY == 0 && !batch_pending(mw) &&
+	    weft__fworker_can_start(&mw->fw) && (t = take_injected(m, mw)))
 		return t;
 	if (mw->resume.head && !(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0)) {
 		mw->prefer_new = true;
@@ -412,6 +430,8 @@ static weft_task *pick_local(mn *m, mn_worker *mw)
 		mw->prefer_new = true;
 		return t;
 	}
+	if (!weft__fworker_can_start(&mw->fw))
+		return NULL;
 	if ((t = take_injected(m, mw)))
 		return t;
 	bool fresh = false;
