@@ -426,4 +426,398 @@ static void sleep_forever(void)
 	}
 }
 
-WT_CASES(WT_CASE(extreme_deadlines), WT_CASE(sleep_forever));
+/* ------------------------------------------------------------ destroy racing post_at */
+
+typedef struct poster {
+	weft_rt *rt;
+	_Atomic int go;
+	weft_task tasks[8];
+	int rc[8];
+	int posted;
+} poster;
+
+static void *post_at_later(void *arg)
+{
+	poster *p = arg;
+	while (!atomic_load(&p->go))
+		;
+	int64_t hour = 3600LL * 1000 * MS;
+	for (p->posted = 0; p->posted < 8; p->posted++) {
+		int i = p->posted;
+		p->rc[i] = weft_post_at(p->rt, NULL, &p->tasks[i], weft_clock_ns() + hour);
+		if (p->rc[i] != 0) {
+			p->posted++;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* A cancelling destroy cancels every delayed task accepted before it
+ * closed and refuses the later ones: it never waits for their time. */
+static void destroy_races_post_at(void)
+{
+	int rounds = WT_SANITIZER ? 200 : 1000;
+	for (int r = 0; r < rounds; r++) {
+		static poster p;
+		memset(&p, 0, sizeof(p));
+		p.rt = create();
+		for (int i = 0; i < 8; i++)
+			assert_rc(0, weft_task_init(&p.tasks[i], nothing, NULL));
+		pthread_t thread;
+		wt_thread_start(&thread, post_at_later, &p);
+		atomic_store(&p.go, 1);
+		for (volatile int k = 0; k < (r % 64) * 50; k++)
+			;
+		double t0 = wt_now();
+		size_t discarded = 0;
+		assert_rc(0, weft_rt_destroy_ex(p.rt, WEFT_DESTROY_CANCEL, &discarded));
+		if (wt_now() - t0 > 10.0)
+			fail_msg("round %d: destroy waited %.1f s for delayed tasks", r, wt_now() - t0);
+		wt_thread_join(thread);
+		for (int i = 0; i < p.posted; i++) {
+			if (p.rc[i] == 0)
+				assert_int_equal(WEFT_TASK_CANCELLED, weft_task_state_of(&p.tasks[i]));
+			else if (p.rc[i] != WEFT_ESHUTDOWN && p.rc[i] != WEFT_EINVAL)
+				fail_msg("round %d: weft_post_at returned %s", r, weft_err_name(p.rc[i]));
+		}
+	}
+}
+
+/* ------------------------------------------------------------ fork with locks held */
+
+static const char *const lock_names[] = {"the log hook's writer", "the delay heaps' list",
+                                         "a delay heap", "the runtimes' shells"};
+
+typedef struct holder {
+	int which;
+	weft_rt *rt;
+	_Atomic int held;
+} holder;
+
+/* Holds the lock long enough for the other thread to fork meanwhile; a
+ * fork that waits for it (the atfork handler) waits this long. */
+static void *hold_lock(void *arg)
+{
+	holder *h = arg;
+	weft__testing_lock(h->which, h->rt, true);
+	atomic_store(&h->held, 1);
+	wt_sleep_ms(30);
+	weft__testing_lock(h->which, h->rt, false);
+	return NULL;
+}
+
+static bool lock_held(void *arg)
+{
+	return atomic_load(&((holder *)arg)->held);
+}
+
+static void quiet_log(int level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)msg;
+	(void)ctx;
+}
+
+#define CHILD_CHECK(cond)              \
+	do {                           \
+		if (!(cond))           \
+			_exit(__LINE__ % 200 + 20); \
+	} while (0)
+
+/* What the child does with every lock: the log hook, a runtime of its own,
+ * a delayed post cancelled (which scans every heap, the parent's too). */
+static void child_uses_weft(void)
+{
+	alarm(20); /* a deadlock fails the child, not the suite */
+	CHILD_CHECK(weft_set_log(quiet_log, NULL) == 0);
+	CHILD_CHECK(weft_set_log(NULL, NULL) == 0);
+	weft_task t;
+	CHILD_CHECK(weft_task_init(&t, nothing, NULL) == 0);
+#ifdef __SANITIZE_THREAD__
+	_exit(0); /* TSan starts no thread in the child of a threaded process */
+#endif
+	weft_config cfg;
+	weft_config_init(&cfg);
+	cfg.model = wt.model;
+	cfg.workers = wt.workers;
+	weft_rt *rt;
+	CHILD_CHECK(weft_rt_create(&rt, &cfg) == 0);
+	CHILD_CHECK(weft_post_at(rt, NULL, &t, weft_clock_ns() + 3600LL * 1000 * MS) == 0);
+	CHILD_CHECK(weft_cancel(&t) == 0);
+	CHILD_CHECK(weft_wait(&t) == WEFT_ECANCELED);
+	CHILD_CHECK(weft_post(rt, &t) == 0);
+	CHILD_CHECK(weft_wait(&t) == 0);
+	CHILD_CHECK(weft_rt_destroy(rt) == 0);
+	_exit(0);
+}
+
+static pid_t fork_child(void)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		child_uses_weft();
+	return pid;
+}
+
+static void fork_in_task(void *arg)
+{
+	*(pid_t *)arg = fork_child();
+}
+
+static void fork_holding_locks(void)
+{
+	weft_rt *rt = create();
+	/* The parent's runtime has a delay heap with a task in it. */
+	weft_task later;
+	assert_rc(0, weft_task_init(&later, nothing, NULL));
+	assert_rc(0, weft_post_at(rt, NULL, &later, weft_clock_ns() + 3600LL * 1000 * MS));
+	for (int which = 0; which < WEFT__TESTING_LOCKS; which++) {
+		for (int in_task = 0; in_task < 2; in_task++) {
+			holder h = {.which = which, .rt = rt};
+			pthread_t thread;
+			wt_thread_start(&thread, hold_lock, &h);
+			assert_true(wt_poll(lock_held, &h));
+			pid_t pid = -1;
+			if (in_task) {
+				weft_task t;
+				assert_rc(0, weft_task_init(&t, fork_in_task, &pid));
+				assert_rc(0, weft_post(rt, &t));
+				assert_rc(0, weft_wait(&t));
+			} else {
+				pid = fork_child();
+			}
+			assert_true(pid > 0);
+			wt_thread_join(thread);
+			int status;
+			assert_int_equal(pid, waitpid(pid, &status, 0));
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				fail_msg("forked from %s while another thread held %s: the child %s %d",
+				         in_task ? "a task" : "the main thread", lock_names[which],
+				         WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+				         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		}
+	}
+	assert_rc(0, weft_cancel(&later));
+	assert_rc(WEFT_ECANCELED, weft_wait(&later));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+/* ------------------------------------------------------------ signals */
+
+static volatile sig_atomic_t caught[NSIG];
+
+static void on_signal(int sig)
+{
+	caught[sig] = 1;
+}
+
+static void spawn_sleeper(void *arg)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(99);
+	}
+	*(pid_t *)arg = pid;
+}
+
+/* The mask of process pid (SigBlk of /proc/<pid>/status). */
+static unsigned long long blocked_of(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	unsigned long long mask = ~0ull;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigBlk: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return mask;
+}
+
+static bool spinning_done;
+
+static void busy_until_told(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&spinning_done, __ATOMIC_ACQUIRE))
+		weft_yield();
+}
+
+static void signals_reach_children(void)
+{
+	struct sigaction sa, old[3];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	const int sigs[3] = {SIGINT, SIGTERM, SIGCHLD};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(0, sigaction(sigs[i], &sa, &old[i]));
+	/* SIGUSR1 blocked by the program, taken with sigtimedwait: weft's
+	 * threads must not take it (its default action ends the process). */
+	sigset_t usr1, prev;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	assert_int_equal(0, pthread_sigmask(SIG_BLOCK, &usr1, &prev));
+
+	weft_rt *rt = create();
+	__atomic_store_n(&spinning_done, false, __ATOMIC_RELEASE);
+	int n = wt_workers(rt);
+	weft_task busy[WT_GATE_MAX];
+	/* Every worker but one busy (a fiber model's yields leave room). */
+	for (int i = 0; i < n - 1 && i < WT_GATE_MAX; i++) {
+		assert_rc(0, weft_task_init(&busy[i], busy_until_told, NULL));
+		assert_rc(0, weft_post(rt, &busy[i]));
+	}
+
+	/* A child started from a task: its mask is the program's, and
+	 * SIGTERM ends it. */
+	pid_t pid = -1;
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, spawn_sleeper, &pid));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_true(pid > 0);
+	wt_sleep_ms(50); /* exec'd by now, most likely; the mask is the same before */
+	unsigned long long want = 1ull << (SIGUSR1 - 1);
+	unsigned long long mask = blocked_of(pid);
+	assert_int_equal(0, kill(pid, SIGTERM));
+	int status = 0;
+	double t0 = wt_now();
+	pid_t w;
+	while ((w = waitpid(pid, &status, WNOHANG)) == 0 && wt_now() - t0 < 5.0)
+		wt_sleep_ms(5);
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fail_msg("a child exec'd from a task ignored SIGTERM (its blocked mask: %#llx)", mask);
+	}
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	if (mask != want)
+		fail_msg("a child exec'd from a task blocks %#llx, the program %#llx", mask, want);
+	/* The child's end reached the program's SIGCHLD handler. */
+	for (int i = 0; i < 1000 && !caught[SIGCHLD]; i++)
+		wt_sleep_ms(1);
+	assert_true(caught[SIGCHLD]);
+
+	/* Process-directed signals reach the program's handlers. */
+	for (int i = 0; i < 2; i++) {
+		caught[sigs[i]] = 0;
+		assert_int_equal(0, kill(getpid(), sigs[i]));
+		for (int k = 0; k < 1000 && !caught[sigs[i]]; k++)
+			wt_sleep_ms(1);
+		if (!caught[sigs[i]])
+			fail_msg("%s did not reach the program's handler", strsignal(sigs[i]));
+	}
+	assert_int_equal(0, kill(getpid(), SIGUSR1));
+	struct timespec ts = {5, 0};
+	assert_int_equal(SIGUSR1, sigtimedwait(&usr1, NULL, &ts));
+
+	__atomic_store_n(&spinning_done, true, __ATOMIC_RELEASE);
+	assert_rc(0, weft_wait_all(rt));
+	assert_rc(0, weft_rt_destroy(rt));
+	assert_int_equal(0, pthread_sigmask(SIG_SETMASK, &prev, NULL));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(0, sigaction(sigs[i], &old[i], NULL));
+}
+
+/* ------------------------------------------------------------ stacks */
+
+#define BINS (WEFT_REDUCE_MAX_SIZE / sizeof(uint64_t))
+
+static void bins_init(void *acc, void *arg)
+{
+	(void)arg;
+	memset(acc, 0, WEFT_REDUCE_MAX_SIZE);
+}
+static void bins_body(size_t lo, size_t hi, void *acc, void *arg)
+{
+	(void)arg;
+	uint64_t *b = acc;
+	for (size_t i = lo; i < hi; i++)
+		b[i % BINS] += i;
+}
+static void bins_combine(void *acc, const void *right, void *arg)
+{
+	(void)arg;
+	uint64_t *a = acc;
+	const uint64_t *r = right;
+	for (size_t i = 0; i < BINS; i++)
+		a[i] += r[i];
+}
+
+static const weft_reducer bins = {WEFT_REDUCE_MAX_SIZE, bins_init, bins_body, bins_combine};
+
+#define REDUCE_N 200000
+
+typedef struct reduce_call {
+	int depth_kib; /* stack the task uses before it calls */
+	int rc;
+	bool right;
+} reduce_call;
+
+static void __attribute__((noinline)) reduce_here(reduce_call *c)
+{
+	uint64_t result[BINS];
+	c->rc = weft_parallel_reduce(weft_rt_current(), 0, REDUCE_N, 0, &bins, NULL, result);
+	if (c->rc == 0) {
+		uint64_t total = 0;
+		for (size_t i = 0; i < BINS; i++)
+			total += result[i];
+		c->right = total == (uint64_t)REDUCE_N * (REDUCE_N - 1) / 2;
+	}
+}
+
+static void __attribute__((noinline)) reduce_at_depth(reduce_call *c, int kib)
+{
+	if (kib == 0) {
+		reduce_here(c);
+		return;
+	}
+	volatile char pad[1024];
+	pad[0] = (char)kib;
+	reduce_at_depth(c, kib - 1);
+	pad[1] = pad[0];
+}
+
+static void reduce_task(void *arg)
+{
+	reduce_call *c = arg;
+	reduce_at_depth(c, c->depth_kib);
+}
+
+/* The largest accumulator on the smallest fiber stack: done, or refused
+ * with WEFT_ENOMEM where the stack left is too small; never an overflow. */
+static void reduce_small_stack(void)
+{
+	if (!wt_fiber_model())
+		WT_SKIP("kernel-thread models run tasks on thread stacks, not WEFT_STACK_SIZE");
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.stack_size = 16384;
+	weft_rt *rt = wt_create(&cfg);
+	wt_capture_begin();
+	reduce_call calls[] = {{0, -1, false}, {9, -1, false}};
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		weft_task t;
+		assert_rc(0, weft_task_init(&t, reduce_task, &calls[i]));
+		assert_rc(0, weft_post(rt, &t));
+		assert_rc(0, weft_wait(&t));
+	}
+	const char *err = wt_capture_end();
+	assert_rc(0, weft_rt_destroy(rt));
+	/* At the top of a task the largest reduction fits; 9 KiB down it is
+	 * refused, saying so. */
+	assert_rc(0, calls[0].rc);
+	assert_true(calls[0].right);
+	assert_rc(WEFT_ENOMEM, calls[1].rc);
+	assert_non_null(strstr(err, "weft_parallel_reduce"));
+}
+
+WT_CASES(WT_CASE(extreme_deadlines), WT_CASE(sleep_forever), WT_CASE(destroy_races_post_at),
+         WT_CASE(fork_holding_locks), WT_CASE(signals_reach_children),
+         WT_CASE(reduce_small_stack));

@@ -202,6 +202,20 @@ void weft__deferred_fork_done(void)
 	pthread_mutex_unlock(&heaps_lock);
 }
 
+static weft__delays *delays_of(weft_rt *rt);
+
+void weft__deferred_testing_lock(weft_rt *rt, bool take)
+{
+	pthread_mutex_t *l = &heaps_lock;
+	if (rt) {
+		weft__delays *d = delays_of(rt);
+		if (!d)
+			return;
+		l = &d->lock;
+	}
+	take ? pthread_mutex_lock(l) : pthread_mutex_unlock(l);
+}
+
 /* The runtime's delay heap, made on first use. */
 static weft__delays *delays_of(weft_rt *rt)
 {

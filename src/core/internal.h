@@ -432,6 +432,9 @@ void weft__deferred_fork_done(void);
 void weft__log_fork_prepare(void);
 void weft__log_fork_done(void);
 void weft__thread_fork_child(void);
+/* Tests (core/testing.h): takes or lets go of the heaps' list (rt NULL)
+ * or of rt's heap. */
+void weft__deferred_testing_lock(weft_rt *rt, bool take);
 /* Installs that handler (once); weft_rt_create and weft_set_log call it. */
 void weft__fork_hook_install(void);
 
