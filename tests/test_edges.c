@@ -818,6 +818,149 @@ static void reduce_small_stack(void)
 	assert_non_null(strstr(err, "weft_parallel_reduce"));
 }
 
+/* Out of stacks. In a child process (RLIMIT_AS is per process), after the
+ * runtime is up, the address-space limit is set just above what the
+ * process maps: the workers keep the stacks they have and get no more. */
+static void limit_address_space(size_t extra)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	CHILD_CHECK(f != NULL);
+	unsigned long pages = 0;
+	CHILD_CHECK(fscanf(f, "%lu", &pages) == 1);
+	fclose(f);
+	rlim_t now = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
+	struct rlimit rl = {now + extra, now + extra};
+	CHILD_CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+}
+
+static void spin_us(int us)
+{
+	int64_t end = weft_clock_ns() + us * 1000LL;
+	while (weft_clock_ns() < end)
+		;
+}
+
+static weft_sem gate_sem;
+static _Atomic int gate_entered;
+
+static void gate_waits(void *arg)
+{
+	(void)arg;
+	atomic_store(&gate_entered, 1);
+	weft_sem_wait(&gate_sem);
+}
+
+static void opens_gate(void *arg)
+{
+	(void)arg;
+	weft_sem_post(&gate_sem);
+}
+
+/* Posts a child, works while it sits in the deque (long enough for an
+ * idle worker to steal it), then waits for it. */
+static void fork_join_parent(void *arg)
+{
+	weft_task child;
+	weft_task_init(&child, arg ? opens_gate : nothing, NULL);
+	if (weft_post(weft_rt_current(), &child) != 0)
+		return;
+	spin_us(arg ? 50000 : 20);
+	weft_wait(&child);
+}
+
+/* One worker's only stack is held by a task parked until a child of a
+ * task on the other worker runs: the starved worker must leave that child
+ * for its parent (it used to steal it, unable to start it, and the parent's
+ * worker, starved in turn, stole it back: both slept for ever). */
+static void starved_worker_leaves_child(void)
+{
+	alarm(60);
+	weft_config cfg;
+	weft_config_init(&cfg);
+	cfg.model = wt.model;
+	cfg.workers = 2;
+	cfg.stack_size = 256 * 1024;
+	weft_rt *rt;
+	CHILD_CHECK(weft_rt_create(&rt, &cfg) == 0);
+	CHILD_CHECK(weft_sem_init(&gate_sem, 0) == 0);
+	limit_address_space(128 * 1024);
+	static weft_task q, p;
+	weft_task_init(&q, gate_waits, NULL);
+	CHILD_CHECK(weft_post(rt, &q) == 0);
+	while (!atomic_load(&gate_entered))
+		;
+	wt_sleep_ms(20);
+	weft_task_init(&p, fork_join_parent, &p);
+	CHILD_CHECK(weft_post(rt, &p) == 0);
+	CHILD_CHECK(weft_wait(&p) == 0);
+	CHILD_CHECK(weft_wait(&q) == 0);
+	CHILD_CHECK(weft_rt_destroy(rt) == 0);
+	_exit(0);
+}
+
+/* The program: 20,000 one-level fork-joins posted from outside. */
+static void many_fork_joins(void)
+{
+	alarm(60);
+	enum { N = 20000 };
+	weft_config cfg;
+	weft_config_init(&cfg);
+	cfg.model = wt.model;
+	cfg.workers = wt.workers;
+	cfg.stack_size = 256 * 1024;
+	weft_rt *rt;
+	CHILD_CHECK(weft_rt_create(&rt, &cfg) == 0);
+	weft_task *t = calloc(N, sizeof(*t));
+	CHILD_CHECK(t != NULL);
+	limit_address_space(4 * 1024 * 1024); /* a dozen stacks more */
+	for (int i = 0; i < N; i++) {
+		weft_task_init(&t[i], fork_join_parent, NULL);
+		CHILD_CHECK(weft_post(rt, &t[i]) == 0);
+	}
+	CHILD_CHECK(weft_wait_all(rt) == 0);
+	for (int i = 0; i < N; i++)
+		CHILD_CHECK(weft_task_state_of(&t[i]) == WEFT_TASK_DONE);
+	CHILD_CHECK(weft_rt_destroy(rt) == 0);
+	_exit(0);
+}
+
+static void out_of_stacks(void)
+{
+	if (!wt_fiber_model())
+		WT_SKIP("tasks of kernel-thread models need no stack of weft's");
+	if (WT_SANITIZER)
+		WT_SKIP("sanitizers reserve terabytes of address space: RLIMIT_AS cannot apply");
+	for (int k = 0; k < 2; k++) {
+		if (k == 0 && (wt.model != WEFT_MODEL_MN || wt.workers < 2))
+			continue; /* needs a second worker that can start tasks */
+		char path[] = "/tmp/weft-edges-XXXXXX";
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		fflush(NULL);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			dup2(fd, 2);
+			if (k == 0)
+				starved_worker_leaves_child();
+			else
+				many_fork_joins();
+		}
+		int status;
+		assert_int_equal(pid, waitpid(pid, &status, 0));
+		char err[2048];
+		ssize_t len = pread(fd, err, sizeof(err) - 1, 0);
+		err[len > 0 ? len : 0] = '\0';
+		close(fd);
+		unlink(path);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("%s: the child %s %d; it said: %s",
+			         k == 0 ? "starved worker" : "20,000 fork-joins",
+			         WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+			         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), err);
+	}
+}
+
 WT_CASES(WT_CASE(extreme_deadlines), WT_CASE(sleep_forever), WT_CASE(destroy_races_post_at),
          WT_CASE(fork_holding_locks), WT_CASE(signals_reach_children),
-         WT_CASE(reduce_small_stack));
+         WT_CASE(reduce_small_stack), WT_CASE(out_of_stacks));

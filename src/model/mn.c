@@ -523,6 +523,36 @@ static uint64_t sum_wakes_sent(mn *m)
 
 static const weft__worker_sums sums = {sum_finished, sum_posted};
 
+/* Idle while it cannot start a task (see pick_local): work it sees
+ * elsewhere is for a worker that can, so it passes the watch and a wake-up
+ * on rather than keep them (a post from outside that woke it, or the
+ * watch, would otherwise wake nobody able to take the task), and sleeps
+ * a watch's length at a time, then looks whether a stack can be had again
+ * (another worker may have given memory back). It is on no idle list
+ * meanwhile: a wake-up of one of its own fibers comes through its inbox. */
+static bool idle_starved(mn *m, mn_worker *mw)
+{
+	(void)stop_spinning(m, mw);
+	if (mw->has_watch) {
+		mw->has_watch = false;
+		atomic_store(&m->watch, -1);
+	}
+	if (own_work(mw))
+		return true;
+	bool elsewhere = injected_waiting(m);
+	for (int i = 0; i < m->nworkers && !elsewhere; i++)
+		elsewhere = i != mw->fw.index && weft__deque_size_hint(&m->workers[i].deque) > 0;
+	if (elsewhere) {
+		weft__idler *i = weft__idle_claim_any(&m->idle);
+		if (i) {
+			weft__count(&mw->fw.wakes_sent, 1);
+			kick(i, NULL);
+		}
+	}
+	weft__fworker_sleep_for(&mw->fw, WATCH_BUSY_NS);
+	return true;
+}
+
 static bool idle(weft__fworker *w)
 {
 	mn_worker *mw = of(w);
@@ -530,6 +560,8 @@ static bool idle(weft__fworker *w)
 	weft__notify_quiescent(&m->rt->done, &sums, m);
 	if (atomic_load(&m->stopping))
 		return false; /* destroy set it after quiescence: no work can come */
+	if (!weft__fworker_can_start(w))
+		return idle_starved(m, mw);
 	bool fresh = false;
 	/* Search for a while, if few others do (or once more, for a lone task
 	 * seen just before sleeping): a look now and then, at a few victims. */
