@@ -15,12 +15,12 @@ extern "C" {
 /** weft_yield lets other work run before the caller continues. */
 WEFT_EXTERN int weft_yield(void);
 
-/** weft_sleep_ns waits at least ns nanoseconds (0 is a yield). WEFT_EINVAL
- * for a negative ns. */
+/** weft_sleep_ns waits at least ns nanoseconds (0 is a yield; INT64_MAX never
+ * returns). WEFT_EINVAL for a negative ns. */
 WEFT_EXTERN int weft_sleep_ns(int64_t ns);
 
 /** weft_wait_fd waits until fd is ready for events (POLLIN, POLLOUT, ... from
- * <poll.h>) or timeout_ns passes (negative: no limit). Returns the ready
+ * <poll.h>) or timeout_ns passes (negative or INT64_MAX: no limit; 0: a poll). Returns the ready
  * events (> 0), WEFT_ETIMEDOUT, or WEFT_EINVAL for a bad fd or no events. */
 WEFT_EXTERN int weft_wait_fd(int fd, short events, int64_t timeout_ns);
 
