@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "core/testing.h"
+#include "fiber/stack.h"
 #include "harness.h"
 
 #define MS             1000000LL
@@ -755,14 +756,15 @@ static const weft_reducer bins = {WEFT_REDUCE_MAX_SIZE, bins_init, bins_body, bi
 #define REDUCE_N 200000
 
 typedef struct reduce_call {
-	int depth_kib; /* stack the task uses before it calls */
+	size_t room; /* 0: call at the top of the task; else with about this much stack left */
 	int rc;
 	bool right;
 } reduce_call;
 
-static void __attribute__((noinline)) reduce_here(reduce_call *c)
+static uint64_t reduce_result[BINS]; /* off the stack: the room is what the call gets */
+
+static void __attribute__((noinline)) reduce_here(reduce_call *c, uint64_t *result)
 {
-	uint64_t result[BINS];
 	c->rc = weft_parallel_reduce(weft_rt_current(), 0, REDUCE_N, 0, &bins, NULL, result);
 	if (c->rc == 0) {
 		uint64_t total = 0;
@@ -772,22 +774,32 @@ static void __attribute__((noinline)) reduce_here(reduce_call *c)
 	}
 }
 
-static void __attribute__((noinline)) reduce_at_depth(reduce_call *c, int kib)
+static void __attribute__((noinline)) reduce_top(reduce_call *c)
 {
-	if (kib == 0) {
-		reduce_here(c);
-		return;
-	}
-	volatile char pad[1024];
-	pad[0] = (char)kib;
-	reduce_at_depth(c, kib - 1);
+	uint64_t result[BINS]; /* on the caller's stack, as the program had it */
+	reduce_here(c, result);
+}
+
+/* Uses the fiber's stack down to about c->room bytes above its end. */
+static void __attribute__((noinline)) reduce_deep(reduce_call *c)
+{
+	volatile char pad[256];
+	pad[0] = 1;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (here - (uintptr_t)weft__current_stack->base > c->room)
+		reduce_deep(c);
+	else
+		reduce_here(c, reduce_result);
 	pad[1] = pad[0];
 }
 
 static void reduce_task(void *arg)
 {
 	reduce_call *c = arg;
-	reduce_at_depth(c, c->depth_kib);
+	if (c->room)
+		reduce_deep(c);
+	else
+		reduce_top(c);
 }
 
 /* The largest accumulator on the smallest fiber stack: done, or refused
@@ -801,7 +813,9 @@ static void reduce_small_stack(void)
 	cfg.stack_size = 16384;
 	weft_rt *rt = wt_create(&cfg);
 	wt_capture_begin();
-	reduce_call calls[] = {{0, -1, false}, {9, -1, false}};
+	/* Less than the accumulators below need (one level of 4 KiB and
+	 * frames: about 8.5 KiB), enough for the message. */
+	reduce_call calls[] = {{0, -1, false}, {7 * 1024, -1, false}};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
 		weft_task t;
 		assert_rc(0, weft_task_init(&t, reduce_task, &calls[i]));
@@ -810,8 +824,8 @@ static void reduce_small_stack(void)
 	}
 	const char *err = wt_capture_end();
 	assert_rc(0, weft_rt_destroy(rt));
-	/* At the top of a task the largest reduction fits; 9 KiB down it is
-	 * refused, saying so. */
+	/* At the top of a task the largest reduction fits; with 7 KiB left it
+	 * is refused, saying so. */
 	assert_rc(0, calls[0].rc);
 	assert_true(calls[0].right);
 	assert_rc(WEFT_ENOMEM, calls[1].rc);
