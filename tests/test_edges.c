@@ -607,11 +607,14 @@ static void fork_holding_locks(void)
 
 /* ------------------------------------------------------------ signals */
 
-static volatile sig_atomic_t caught[NSIG];
+/* Set by the handlers, on whichever thread took the signal (a worker,
+ * now that workers do not block it): lock-free atomics, which a handler may
+ * store to. */
+static _Atomic int caught[NSIG];
 
 static void on_signal(int sig)
 {
-	caught[sig] = 1;
+	atomic_store(&caught[sig], 1);
 }
 
 static void spawn_sleeper(void *arg)
@@ -701,17 +704,17 @@ static void signals_reach_children(void)
 	if (mask != want)
 		fail_msg("a child exec'd from a task blocks %#llx, the program %#llx", mask, want);
 	/* The child's end reached the program's SIGCHLD handler. */
-	for (int i = 0; i < 1000 && !caught[SIGCHLD]; i++)
+	for (int i = 0; i < 1000 && !atomic_load(&caught[SIGCHLD]); i++)
 		wt_sleep_ms(1);
-	assert_true(caught[SIGCHLD]);
+	assert_true(atomic_load(&caught[SIGCHLD]));
 
 	/* Process-directed signals reach the program's handlers. */
 	for (int i = 0; i < 2; i++) {
-		caught[sigs[i]] = 0;
+		atomic_store(&caught[sigs[i]], 0);
 		assert_int_equal(0, kill(getpid(), sigs[i]));
-		for (int k = 0; k < 1000 && !caught[sigs[i]]; k++)
+		for (int k = 0; k < 1000 && !atomic_load(&caught[sigs[i]]); k++)
 			wt_sleep_ms(1);
-		if (!caught[sigs[i]])
+		if (!atomic_load(&caught[sigs[i]]))
 			fail_msg("%s did not reach the program's handler", strsignal(sigs[i]));
 	}
 	assert_int_equal(0, kill(getpid(), SIGUSR1));
