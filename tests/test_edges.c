@@ -493,11 +493,14 @@ static const char *const lock_names[] = {"the log hook's writer", "the delay hea
 typedef struct holder {
 	int which;
 	weft_rt *rt;
-	_Atomic int held;
+	_Atomic int held, forked;
 } holder;
 
 /* Holds the lock long enough for the other thread to fork meanwhile; a
- * fork that waits for it (the atfork handler) waits this long. */
+ * fork that waits for it (the atfork handler) waits this long. It ends
+ * only after the fork: a thread ending at the moment of fork may hold the
+ * sanitizer's allocator locks (ASan drains its quarantine at thread exit),
+ * which the child would inherit held, whatever weft does. */
 static void *hold_lock(void *arg)
 {
 	holder *h = arg;
@@ -505,6 +508,8 @@ static void *hold_lock(void *arg)
 	atomic_store(&h->held, 1);
 	wt_sleep_ms(30);
 	weft__testing_lock(h->which, h->rt, false);
+	while (!atomic_load(&h->forked))
+		wt_sleep_ms(1);
 	return NULL;
 }
 
@@ -589,6 +594,7 @@ static void fork_holding_locks(void)
 			} else {
 				pid = fork_child();
 			}
+			atomic_store(&h.forked, 1);
 			assert_true(pid > 0);
 			wt_thread_join(thread);
 			int status;
