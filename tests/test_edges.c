@@ -254,8 +254,8 @@ static const timed_op timed_ops[] = {
 };
 
 enum { D_MIN, D_MINUS_1, D_ZERO, D_NOW_MINUS_1, D_NOW_PLUS_1US, D_MAX, D_COUNT };
-static const char *const deadline_names[] = {"INT64_MIN",  "-1",       "0",
-                                             "now - 1",    "now + 1 us", "INT64_MAX"};
+static const char *const deadline_names[] = {"INT64_MIN", "-1",         "0",
+                                             "now - 1",   "now + 1 us", "INT64_MAX"};
 enum { N_ZERO, N_ONE, N_MAX, N_COUNT };
 static const char *const duration_names[] = {"0", "1", "INT64_MAX"};
 
@@ -354,9 +354,8 @@ static void run_timed(fixture *fx, const timed_op *op, int kind, bool in_task)
 	else
 		wt_thread_join(thread);
 	if (r.rc != (forever ? op->released_rc : op->poll_rc))
-		fail_msg("%s(%s) returned %s (%d), expected %s", op->name, arg,
-		         weft_err_name(r.rc), r.rc,
-		         weft_err_name(forever ? op->released_rc : op->poll_rc));
+		fail_msg("%s(%s) returned %s (%d), expected %s", op->name, arg, weft_err_name(r.rc),
+		         r.rc, weft_err_name(forever ? op->released_rc : op->poll_rc));
 	op->done(fx, forever);
 }
 
@@ -474,13 +473,16 @@ static void destroy_races_post_at(void)
 		size_t discarded = 0;
 		assert_rc(0, weft_rt_destroy_ex(p.rt, WEFT_DESTROY_CANCEL, &discarded));
 		if (wt_now() - t0 > 10.0)
-			fail_msg("round %d: destroy waited %.1f s for delayed tasks", r, wt_now() - t0);
+			fail_msg("round %d: destroy waited %.1f s for delayed tasks", r,
+			         wt_now() - t0);
 		wt_thread_join(thread);
 		for (int i = 0; i < p.posted; i++) {
 			if (p.rc[i] == 0)
-				assert_int_equal(WEFT_TASK_CANCELLED, weft_task_state_of(&p.tasks[i]));
+				assert_int_equal(WEFT_TASK_CANCELLED,
+				                 weft_task_state_of(&p.tasks[i]));
 			else if (p.rc[i] != WEFT_ESHUTDOWN && p.rc[i] != WEFT_EINVAL)
-				fail_msg("round %d: weft_post_at returned %s", r, weft_err_name(p.rc[i]));
+				fail_msg("round %d: weft_post_at returned %s", r,
+				         weft_err_name(p.rc[i]));
 		}
 	}
 }
@@ -525,9 +527,9 @@ static void quiet_log(int level, const char *msg, void *ctx)
 	(void)ctx;
 }
 
-#define CHILD_CHECK(cond)              \
-	do {                           \
-		if (!(cond))           \
+#define CHILD_CHECK(cond)                           \
+	do {                                        \
+		if (!(cond))                        \
 			_exit(__LINE__ % 200 + 20); \
 	} while (0)
 
@@ -600,10 +602,13 @@ static void fork_holding_locks(void)
 			int status;
 			assert_int_equal(pid, waitpid(pid, &status, 0));
 			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-				fail_msg("forked from %s while another thread held %s: the child %s %d",
+				fail_msg("forked from %s while another thread held %s: the child "
+				         "%s %d",
 				         in_task ? "a task" : "the main thread", lock_names[which],
-				         WIFSIGNALED(status) ? "was killed by signal" : "exited with",
-				         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+				         WIFSIGNALED(status) ? "was killed by signal"
+				                             : "exited with",
+				         WIFSIGNALED(status) ? WTERMSIG(status)
+				                             : WEXITSTATUS(status));
 		}
 	}
 	assert_rc(0, weft_cancel(&later));
@@ -704,7 +709,8 @@ static void signals_reach_children(void)
 	if (w == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
-		fail_msg("a child exec'd from a task ignored SIGTERM (its blocked mask: %#llx)", mask);
+		fail_msg("a child exec'd from a task ignored SIGTERM (its blocked mask: %#llx)",
+		         mask);
 	}
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 	if (mask != want)
@@ -985,5 +991,5 @@ static void out_of_stacks(void)
 }
 
 WT_CASES(WT_CASE(extreme_deadlines), WT_CASE(sleep_forever), WT_CASE(destroy_races_post_at),
-         WT_CASE(fork_holding_locks), WT_CASE(signals_reach_children),
-         WT_CASE(reduce_small_stack), WT_CASE(out_of_stacks));
+         WT_CASE(fork_holding_locks), WT_CASE(signals_reach_children), WT_CASE(reduce_small_stack),
+         WT_CASE(out_of_stacks));

@@ -278,7 +278,7 @@ struct weft_rt {
 	 * before it frees the model). */
 	_Atomic int closing;
 	_Atomic int cancelling;
-	unsigned fork_gen;   /* weft__fork_gen when created */
+	unsigned fork_gen; /* weft__fork_gen when created */
 	/* The signal mask of the thread that created rt: the one its workers
 	 * run tasks with (weft__worker_create). Written once, at create. */
 	sigset_t sigmask;

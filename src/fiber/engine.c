@@ -31,7 +31,6 @@
  * fiber that keeps a mutex locked cannot keep the worker. */
 #define MUTEX_GRACE_TICKS 2
 
-
 static int64_t clock_now(const weft__fworker *w)
 {
 	return w->virtual_time ? w->vnow : weft__now_ns();

@@ -38,7 +38,6 @@ int weft_sleep_ns(int64_t ns)
 	return 0;
 }
 
-
 int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 {
 	if (fd < 0 || events == 0)
@@ -97,7 +96,8 @@ int weft_blocking(void (*fn)(void *arg), void *arg)
 	blocking_call c = {.fn = fn, .arg = arg};
 	weft__waiter_init(&c.waiter, NULL);
 	pthread_t helper;
-	if (!c.waiter.fiber || weft__thread_create(&helper, blocking_main, &c, "blocking", false) != 0) {
+	if (!c.waiter.fiber ||
+	    weft__thread_create(&helper, blocking_main, &c, "blocking", false) != 0) {
 		fn(arg); /* a kernel thread, or no helper to be had: block here */
 		return 0;
 	}

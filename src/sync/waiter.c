@@ -28,7 +28,6 @@ enum { WAITING = 0, WOKEN = 1, SLEEPING = 2 };
  * calls it a deadlock: longer than any ordinary wait for a hand-off. */
 #define DEADLOCK_AFTER_NS 1000000000
 
-
 bool weft__waiter_woken(weft__waiter *w)
 {
 	return atomic_load_explicit(&w->woken, memory_order_acquire) == WOKEN;
