@@ -3,7 +3,8 @@
  *
  *   names        each task's thread is named weft-<model>-<index>, read back
  *                with pthread_getname_np and in /proc/self/task/<tid>/comm;
- *                weft_blocking's helper (fiber models) is weft-blocking
+ *                weft_blocking's helper (fiber models) is weft-blocking,
+ *                the thread holding weft_post_at's tasks weft-timer
  *   name_cut     threads with 101 workers: weft-thread-100 (15 bytes)
  *   pin          WEFT_PIN=cores / weft_config.pin: a task's thread may run
  *                only on the CPU of its index (sched_getaffinity,
@@ -105,6 +106,12 @@ static int threads_named(const char *prefix)
 	return n;
 }
 
+static bool timer_named(void *arg)
+{
+	(void)arg;
+	return threads_named("weft-timer") == 1;
+}
+
 static void names(void)
 {
 	weft_rt *rt = create();
@@ -139,9 +146,19 @@ static void names(void)
 	wt_gate_release(&g, hold);
 	assert_rc(0, weft_wait_all(rt));
 	wt_gate_destroy(&g);
+	/* The thread that holds delayed tasks is named for what it is. */
+	assert_int_equal(threads_named("weft-timer"), 0);
+	weft_task later;
+	assert_rc(0, weft_task_init(&later, name_fn, NULL));
+	assert_rc(0, weft_post_at(rt, NULL, &later, weft_clock_ns() + 3600000000000LL));
+	assert_true(wt_poll(timer_named, NULL)); /* it names itself when it starts */
+	assert_int_equal(threads_named("weft-blocking"), 0);
+	assert_rc(0, weft_cancel(&later));
+	assert_rc(WEFT_ECANCELED, weft_wait(&later));
 	weft_rt_destroy(rt);
 	assert_int_equal(named, workers);
 	assert_int_equal(threads_named(prefix), 0); /* all joined */
+	assert_int_equal(threads_named("weft-timer"), 0);
 }
 
 static bool all_named(void *arg)

@@ -119,22 +119,25 @@ typedef struct weft_reducer {
  * chunks per worker, (end - begin) / (8 x workers) rounded up. Returns 0, or WEFT_EINVAL for a NULL rt, r,
  * result, init, body or combine, a size of 0 or above
  * WEFT_REDUCE_MAX_SIZE, or end < begin; begin == end leaves *result at the
- * identity.
+ * identity; WEFT_ENOMEM (said on the log, nothing folded) when called on a
+ * fiber with less stack left than the accumulators below need (see Memory).
  *
  * Deterministic: how the range is cut and the order of every combine
  * depend only on begin, end, grain (with grain 0: also the runtime's
- * worker count) and r->size, never on timing, so a floating-point sum gives
- * the same bits on every run and thread, and with a grain > 0 on every
- * model (with grain 0, runtimes with different worker counts, such as
- * fibers and threads with 2 workers, cut differently). The tree is binary, left
+ * worker count and the configured stack size) and r->size, never on
+ * timing, so a floating-point sum gives the same bits on every run and
+ * thread, and with a grain > 0 on every model (with grain 0, runtimes with
+ * different worker counts, such as fibers and threads with 2 workers, cut
+ * differently). The tree is binary, left
  * before right, which keeps the rounding error of a sum near that of a
  * pairwise sum.
  *
  * Memory: nothing is allocated. The partial results live on the stacks of
  * the splitting frames, one accumulator per split level; so that a large
- * accumulator cannot overrun a 64 KiB fiber stack, the levels that hold one
- * are capped at 16 KiB / size (at least 4), and below that depth a frame
- * folds its consecutive chunks into the one accumulator it has. */
+ * accumulator cannot overrun a fiber stack, the levels that hold one are
+ * capped at min(16 KiB, stack size / 4) / size (at least 4 where four fit
+ * in that quarter, else at least 1), and below that depth a frame folds its
+ * consecutive chunks into the one accumulator it has. */
 WEFT_EXTERN int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain,
                                      const weft_reducer *r, void *arg, void *result);
 

@@ -55,7 +55,7 @@ static struct {
 	worker_t next_id;   /* last id handed out; under lock */
 
 	/* Statistics, atomic: nanoseconds summed over finished workers. */
-	_Atomic long created, started, finished;
+	_Atomic long created, started, finished, yields;
 	_Atomic int64_t turnaround_ns, response_ns;
 } g = {.init_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -209,6 +209,7 @@ int worker_create(worker_t *thread, pthread_attr_t *attr, void *(*function)(void
 
 int worker_yield(void)
 {
+	atomic_fetch_add_explicit(&g.yields, 1, memory_order_relaxed);
 	weft_yield();
 	return 0;
 }
@@ -292,15 +293,16 @@ int worker_mutex_destroy(worker_mutex_t *mutex)
 
 void print_app_stats(void)
 {
-	/* Fibers: every switch into a fiber. Kernel-thread models: every
-	 * worker started (the runtime's `run` counter lags weft_wait). */
-	long switches = 0;
+	/* As the seed's library counted, one per dispatch of a thread: its
+	 * start (the runtime's `run` counter lags weft_wait; weft's own
+	 * `switches` leaves out a task that runs to its end on the fiber it
+	 * started on), and every time it is scheduled again after a yield, a
+	 * wait (fiber models: parks) or a preemption. */
+	long switches = atomic_load(&g.started) + atomic_load(&g.yields);
 	weft_rt *rt = atomic_load(&g.rt);
 	weft_stats s;
 	if (rt && weft_stats_get(rt, &s) == 0)
-		switches = s.model == WEFT_MODEL_FIBERS
-		                   ? (long)s.switches
-		                   : atomic_load(&g.started) + (long)s.preemptions;
+		switches += (long)(s.parks + s.preemptions);
 	long n = atomic_load(&g.finished);
 	double avg_turn_time = n ? (double)atomic_load(&g.turnaround_ns) / 1e3 / (double)n : 0;
 	double avg_resp_time = n ? (double)atomic_load(&g.response_ns) / 1e3 / (double)n : 0;

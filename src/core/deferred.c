@@ -186,6 +186,36 @@ static void *timer_main(void *arg)
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static weft__delays *heaps;
 
+/* Held across fork (runtime.c), in weft_cancel's order: the list, then
+ * every heap on it. The child's weft_cancel scans the parent's heaps too. */
+void weft__deferred_fork_prepare(void)
+{
+	pthread_mutex_lock(&heaps_lock);
+	for (weft__delays *d = heaps; d; d = d->next_heap)
+		pthread_mutex_lock(&d->lock);
+}
+
+void weft__deferred_fork_done(void)
+{
+	for (weft__delays *d = heaps; d; d = d->next_heap)
+		pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&heaps_lock);
+}
+
+static weft__delays *delays_of(weft_rt *rt);
+
+void weft__deferred_testing_lock(weft_rt *rt, bool take)
+{
+	pthread_mutex_t *l = &heaps_lock;
+	if (rt) {
+		weft__delays *d = delays_of(rt);
+		if (!d)
+			return;
+		l = &d->lock;
+	}
+	take ? pthread_mutex_lock(l) : pthread_mutex_unlock(l);
+}
+
 /* The runtime's delay heap, made on first use. */
 static weft__delays *delays_of(weft_rt *rt)
 {
@@ -219,8 +249,17 @@ int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns)
 	if (!d)
 		return WEFT_ENOMEM;
 	pthread_mutex_lock(&d->lock);
+	/* A cancelling destroy sets cancelling, then empties the heap under
+	 * this lock: a post that checked before it was set but comes here
+	 * after the heap was emptied would be held until its deadline, and
+	 * destroy with it. Seen here, under the lock, either the heap is
+	 * emptied after this task is in it, or this post is refused. */
+	if (atomic_load(&rt->cancelling)) {
+		pthread_mutex_unlock(&d->lock);
+		return WEFT_ESHUTDOWN;
+	}
 	if (!d->started) {
-		int rc = weft__thread_create(&d->thread, timer_main, rt);
+		int rc = weft__thread_create(&d->thread, timer_main, rt, "timer", true);
 		if (rc) {
 			pthread_mutex_unlock(&d->lock);
 			return rc;

@@ -5,6 +5,7 @@
 #define WEFT_SRC_CORE_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -277,7 +278,10 @@ struct weft_rt {
 	 * before it frees the model). */
 	_Atomic int closing;
 	_Atomic int cancelling;
-	unsigned fork_gen;   /* weft__fork_gen when created */
+	unsigned fork_gen; /* weft__fork_gen when created */
+	/* The signal mask of the thread that created rt: the one its workers
+	 * run tasks with (weft__worker_create). Written once, at create. */
+	sigset_t sigmask;
 	weft_rt *next_shell; /* free list of runtime memory (runtime.c) */
 
 	weft__completion done;
@@ -416,6 +420,24 @@ void weft__deferred_cancel_all(weft_rt *rt);
 void weft__deferred_wait(weft_rt *rt);
 void weft__deferred_release(weft_rt *rt);
 
+/* fork(2) with any of weft's process-wide locks held by another thread
+ * would leave the child a lock nobody unlocks. runtime.c's atfork handler
+ * takes every one of them before fork, in this order, and lets go after
+ * it in the parent and in the child: the delay heaps' list and every heap
+ * (deferred.c), the log hook's writer (log.c), then its own shells lock.
+ * In the child, weft__thread_fork_child frees the start slots of threads
+ * that were being created (they exist only in the parent). */
+void weft__deferred_fork_prepare(void);
+void weft__deferred_fork_done(void);
+void weft__log_fork_prepare(void);
+void weft__log_fork_done(void);
+void weft__thread_fork_child(void);
+/* Tests (core/testing.h): takes or lets go of the heaps' list (rt NULL)
+ * or of rt's heap. */
+void weft__deferred_testing_lock(weft_rt *rt, bool take);
+/* Installs that handler (once); weft_rt_create and weft_set_log call it. */
+void weft__fork_hook_install(void);
+
 /* Asks the mlfq policy to move t, which may be queued or running, to queue
  * level `level` (0 is the top) the next time it enters the ready queue
  * (seed 004's worker_setschedprio). Any thread; other policies ignore it. */
@@ -435,12 +457,18 @@ static inline void weft__dequeued(weft_rt *rt, long n)
 /* ------------------------------------------------------------ services */
 
 /* pthread_create with a fault-injection hook for tests; returns 0 or
- * WEFT_EAGAIN. Worker threads get a signal mask that blocks every signal,
- * so application signal handlers run on application threads. */
-WEFT__WARN_UNUSED int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
+ * WEFT_EAGAIN. A helper thread named weft-<kind> (at most 10 bytes of
+ * kind). One that runs program code (weft_blocking's) keeps the signal mask
+ * of the thread that creates it; one that runs weft's code only (quiet:
+ * the delay timer) blocks every signal but the faults, so that a
+ * process-directed signal never lands there. */
+WEFT__WARN_UNUSED int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg,
+                                          const char *kind, bool quiet);
 /* weft__thread_create for the index-th worker of rt (a spawn task thread:
  * its slot): named weft-<model>-<index>, pinned as rt->cfg.pin says, and
- * running rt->cfg.worker_hook before and after fn. */
+ * running rt->cfg.worker_hook before and after fn. It runs tasks with the
+ * signal mask of the thread that created rt (rt->sigmask), the faults
+ * unblocked (docs/process.md). */
 WEFT__WARN_UNUSED int weft__worker_create(pthread_t *thread, void *(*fn)(void *), void *arg,
                                           const weft_rt *rt, int index);
 

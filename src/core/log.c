@@ -22,6 +22,7 @@ static _Atomic(void *) hook_ctx;
 
 int weft_set_log(weft_log_fn fn, void *ctx)
 {
+	weft__fork_hook_install();
 	pthread_mutex_lock(&writer);
 	unsigned s = atomic_load_explicit(&seq, memory_order_relaxed);
 	atomic_store_explicit(&seq, s + 1, memory_order_relaxed);
@@ -31,6 +32,19 @@ int weft_set_log(weft_log_fn fn, void *ctx)
 	atomic_store_explicit(&seq, s + 2, memory_order_release);
 	pthread_mutex_unlock(&writer);
 	return 0;
+}
+
+/* Held across fork (runtime.c): the child then finds the writer free and
+ * the sequence even, where a fork in the middle of weft_set_log would leave
+ * it odd, and every message in the child spinning. */
+void weft__log_fork_prepare(void)
+{
+	pthread_mutex_lock(&writer);
+}
+
+void weft__log_fork_done(void)
+{
+	pthread_mutex_unlock(&writer);
 }
 
 /* The installed pair, read consistently; false when there is none. */

@@ -63,6 +63,7 @@
 
 #include "core/internal.h"
 #include "core/spin.h"
+#include "fiber/stack.h"
 
 /* The automatic grain of weft_parallel_reduce: chunks per worker, enough
  * that a worker which finishes early finds halves left to take, few enough
@@ -81,10 +82,19 @@
 #define FOR_FLOOR_CHUNKS 64
 
 /* Bytes of accumulators one chain of splitting frames may hold (below, a
- * frame folds its chunks into the accumulator it was given), and the
- * fewest split levels with an accumulator of their own. */
+ * frame folds its chunks into the accumulator it was given): at most
+ * REDUCE_STACK_BUDGET and a quarter of the runtime's fiber stack, never
+ * fewer than REDUCE_MIN_LEVELS levels that still fit in that quarter, and
+ * at least one. The plan depends on the configured stack size, not on
+ * where the call sits on its stack, so a reduction stays deterministic;
+ * a call made with less room left on its fiber stack than the plan needs
+ * (REDUCE_LEVEL_FRAME bytes of frames per level besides its accumulator,
+ * REDUCE_RESERVE for the body and the calls below it) is refused with
+ * WEFT_ENOMEM rather than run into the guard page. */
 #define REDUCE_STACK_BUDGET 16384
 #define REDUCE_MIN_LEVELS   4
+#define REDUCE_LEVEL_FRAME  512
+#define REDUCE_RESERVE      4096
 
 /* A thread outside the workers waiting for a half a worker runs spins this
  * long (yielding the CPU after JOIN_PAUSES pauses, for when the machine is
@@ -499,10 +509,27 @@ int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain, co
 		l.grain = ceil_div(end - begin, chunks);
 	}
 	l.acc_units = (r->size + sizeof(max_align_t) - 1) / sizeof(max_align_t);
-	size_t levels = REDUCE_STACK_BUDGET / (l.acc_units * sizeof(max_align_t));
-	l.acc_levels = levels < REDUCE_MIN_LEVELS ? REDUCE_MIN_LEVELS
-	               : levels > MAX_LEVELS      ? MAX_LEVELS
-	                                          : (int)levels;
+	size_t acc_bytes = l.acc_units * sizeof(max_align_t);
+	size_t stack = rt->cfg.stack_size ? rt->cfg.stack_size : (size_t)WEFT__DEFAULT_STACK;
+	size_t budget = stack / 4 < REDUCE_STACK_BUDGET ? stack / 4 : REDUCE_STACK_BUDGET;
+	size_t levels = budget / acc_bytes;
+	if (levels < REDUCE_MIN_LEVELS)
+		levels = REDUCE_MIN_LEVELS * acc_bytes <= stack / 4 ? REDUCE_MIN_LEVELS
+		         : levels < 1                               ? 1
+		                                                    : levels;
+	l.acc_levels = levels > MAX_LEVELS ? MAX_LEVELS : (int)levels;
+	const weft__stack *fs = weft__current_stack;
+	size_t need = (size_t)l.acc_levels * (acc_bytes + REDUCE_LEVEL_FRAME) + REDUCE_RESERVE;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (fs && here - (uintptr_t)fs->base < need) {
+		weft__log(WEFT_LOG_ERROR,
+		          "weft: weft_parallel_reduce needs about %zu bytes of stack for "
+		          "accumulators of %zu bytes and this fiber has %zu left: raise "
+		          "WEFT_STACK_SIZE (now %zu) or fold into a smaller accumulator "
+		          "(WEFT_ENOMEM)\n",
+		          need, r->size, (size_t)(here - (uintptr_t)fs->base), stack);
+		return WEFT_ENOMEM;
+	}
 	r->init(result, arg);
 	if (begin == end)
 		return 0;

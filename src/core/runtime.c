@@ -12,6 +12,7 @@
 #include "core/futex.h"
 #include "core/internal.h"
 #include "core/observe.h"
+#include "core/testing.h"
 #include "obs/probes.h"
 
 _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec"))) = {.index = -1};
@@ -66,19 +67,38 @@ _Atomic unsigned weft__fork_gen;
 static _Atomic int fork_reported;
 static pthread_once_t fork_hook_once = PTHREAD_ONCE_INIT;
 
+/* Every process-wide lock weft has, taken in the order internal.h gives,
+ * so none is held by a thread the child will not have. */
 static void before_fork(void)
 {
+	weft__deferred_fork_prepare();
+	weft__log_fork_prepare();
 	pthread_mutex_lock(&shells_lock);
 }
 
 static void after_fork_parent(void)
 {
 	pthread_mutex_unlock(&shells_lock);
+	weft__log_fork_done();
+	weft__deferred_fork_done();
 }
 
 static void after_fork_child(void)
 {
 	pthread_mutex_unlock(&shells_lock);
+	weft__log_fork_done();
+	weft__deferred_fork_done();
+	weft__thread_fork_child();
+	/* A task that forked goes on in the child as a plain thread: no
+	 * runtime's worker (its workers are not there), no fiber to park. It
+	 * may use weft as any thread does, and must end with exec or _exit,
+	 * there being no worker loop to return to. */
+	weft__tls.rt = NULL;
+	weft__tls.index = -1;
+	weft__tls.task = NULL;
+	weft__tls.fiber = NULL;
+	weft__tls.nopreempt = 0;
+	weft__tls.mutexes_held = 0;
 	atomic_fetch_add(&weft__fork_gen, 1);
 	atomic_store(&fork_reported, 0);
 }
@@ -86,6 +106,27 @@ static void after_fork_child(void)
 static void install_fork_hook(void)
 {
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+void weft__fork_hook_install(void)
+{
+	pthread_once(&fork_hook_once, install_fork_hook);
+}
+
+void weft__testing_lock(int which, weft_rt *rt, bool take)
+{
+	switch (which) {
+	case WEFT__TESTING_LOCK_LOG:
+		take ? weft__log_fork_prepare() : weft__log_fork_done();
+		break;
+	case WEFT__TESTING_LOCK_HEAPS:
+	case WEFT__TESTING_LOCK_HEAP:
+		weft__deferred_testing_lock(which == WEFT__TESTING_LOCK_HEAP ? rt : NULL, take);
+		break;
+	case WEFT__TESTING_LOCK_SHELLS:
+		take ? pthread_mutex_lock(&shells_lock) : pthread_mutex_unlock(&shells_lock);
+		break;
+	}
 }
 
 void weft__report_fork_use(const char *what)
@@ -161,11 +202,12 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 	if (!out)
 		return WEFT_EINVAL;
 	*out = NULL;
-	pthread_once(&fork_hook_once, install_fork_hook);
+	weft__fork_hook_install();
 	weft_rt *rt = shell_take();
 	if (!rt)
 		return WEFT_ENOMEM;
 	rt->fork_gen = atomic_load(&weft__fork_gen);
+	pthread_sigmask(SIG_SETMASK, NULL, &rt->sigmask);
 	int rc = weft__config_resolve(rt, cfg);
 	if (rc == 0) {
 		rt->model = models[rt->cfg.model];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/internal.h"
 #include "core/observe.h"
 #include "core/spin.h"
@@ -278,13 +279,6 @@ static bool stack_has_room(void)
 	return here > weft__tls.stack_low && here - weft__tls.stack_low > STACK_RESERVE;
 }
 
-static int64_t clock_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void help_until_woken(weft_rt *rt, weft__waiter *rec)
 {
 	while (!weft__waiter_woken(rec)) {
@@ -447,7 +441,7 @@ static int wait_task(weft_task *t, int64_t deadline)
 		weft__report_fork_use("a task waited for");
 		return WEFT_EINVAL; /* it never finishes in this process */
 	}
-	if (deadline != NO_DEADLINE && clock_ns() >= deadline)
+	if (deadline != NO_DEADLINE && weft__now_ns() >= deadline)
 		return WEFT_ETIMEDOUT;
 	uint32_t locked;
 	switch (lock_unfinished(t, &locked)) {
@@ -546,7 +540,7 @@ static int wait_group(weft_group *g, int64_t deadline)
 	for (;;) {
 		if (p < WEFT__GROUP_ONE)
 			return 0;
-		if (deadline != NO_DEADLINE && clock_ns() >= deadline)
+		if (deadline != NO_DEADLINE && weft__now_ns() >= deadline)
 			return WEFT_ETIMEDOUT;
 		if (p & WEFT__GROUP_LOCKED) {
 			pause_briefly(&spins);
@@ -587,7 +581,7 @@ long weft_group_pending(const weft_group *g)
 
 int64_t weft_clock_ns(void)
 {
-	return clock_ns();
+	return weft__now_ns();
 }
 
 /* ------------------------------------------------------------ cancellation */

@@ -23,4 +23,18 @@ void weft__fault_no_pwait2(bool on);
  * yet freed, over all runtimes. */
 long weft__live_allocations(void);
 
+/* weft__testing_lock takes (take) or lets go of one of weft's process-wide
+ * locks, for tests that fork while another thread holds it: the log hook's
+ * writer, the list of delay heaps, rt's delay heap (made if need be), the
+ * runtimes' shells. */
+enum {
+	WEFT__TESTING_LOCK_LOG,
+	WEFT__TESTING_LOCK_HEAPS,
+	WEFT__TESTING_LOCK_HEAP,
+	WEFT__TESTING_LOCK_SHELLS,
+	WEFT__TESTING_LOCKS
+};
+struct weft_rt;
+void weft__testing_lock(int which, struct weft_rt *rt, _Bool take);
+
 #endif

@@ -176,6 +176,14 @@ static void format_name(char buf[16], const char *kind, int index)
 static start_arg slots[START_SLOTS];
 static _Atomic unsigned next_slot;
 
+/* In a forked child no thread is being created: a slot claimed in the
+ * parent by a thread that was creating one would stay claimed for ever. */
+void weft__thread_fork_child(void)
+{
+	for (unsigned i = 0; i < START_SLOTS; i++)
+		atomic_store_explicit(&slots[i].used, false, memory_order_relaxed);
+}
+
 static start_arg *claim_slot(void)
 {
 	for (;;) {
@@ -275,8 +283,9 @@ static void report_failure(int err, bool injected)
 }
 
 /* Creates the thread that runs fn(arg) as the start slot says; rt NULL: a
- * helper thread (weft_blocking's), named weft-blocking, not pinned, no hook. */
-static int create(pthread_t *thread, void *(*fn)(void *), void *arg, const weft_rt *rt, int index)
+ * helper thread named weft-<kind>, not pinned, no hook. */
+static int create(pthread_t *thread, void *(*fn)(void *), void *arg, const weft_rt *rt, int index,
+                  const char *kind, bool quiet)
 {
 	if (injected_fault()) {
 		report_failure(EAGAIN, true);
@@ -302,22 +311,33 @@ static int create(pthread_t *thread, void *(*fn)(void *), void *arg, const weft_
 		s->hook = rt->cfg.worker_hook;
 		s->hook_ctx = rt->cfg.worker_hook_ctx;
 	} else {
-		snprintf(s->name, sizeof(s->name), "weft-blocking");
+		snprintf(s->name, sizeof(s->name), "weft-%.10s", kind);
 	}
 	if (pthread_attr_getguardsize(&attr, &guard) != 0 || guard < GUARD_BYTES)
 		(void)pthread_attr_setguardsize(&attr, GUARD_BYTES);
-	/* Workers block every signal, so a process-directed signal (SIGINT,
-	 * SIGCHLD, a timer) is delivered to an application thread, which is
-	 * what a program written for plain pthreads expects. Faults stay
-	 * unblocked: they concern the thread that faulted (a fiber running
-	 * into its guard page must reach the overflow handler), and a blocked
-	 * fault signal kills the process without running any handler. */
-	sigset_t all, old;
-	sigfillset(&all);
+	/* Tasks run with the program's signal mask: the one the thread that
+	 * created the runtime had (a child a task forks and execs inherits
+	 * it, and a mask survives exec, so a mask blocking SIGTERM would make
+	 * that child unkillable); a helper running program code keeps its
+	 * creator's. A helper running weft's code only blocks everything, so
+	 * that no process-directed signal lands on it. Faults stay unblocked:
+	 * they concern the thread that faulted (a fiber running into its
+	 * guard page must reach the overflow handler), and a blocked fault
+	 * signal kills the process without running any handler. The
+	 * preemption signal is unblocked by the ticker of the thread that
+	 * uses it (fiber/preempt_linux.c). */
+	sigset_t mask, old;
+	pthread_sigmask(SIG_SETMASK, NULL, &old);
+	if (rt)
+		mask = rt->sigmask;
+	else if (quiet)
+		sigfillset(&mask);
+	else
+		mask = old;
 	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		sigdelset(&all, faults[i]);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+		sigdelset(&mask, faults[i]);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	int rc = pthread_create(thread, &attr, thread_main, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
@@ -328,13 +348,14 @@ static int create(pthread_t *thread, void *(*fn)(void *), void *arg, const weft_
 	return WEFT_EAGAIN;
 }
 
-int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+int weft__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg, const char *kind,
+                        bool quiet)
 {
-	return create(thread, fn, arg, NULL, -1);
+	return create(thread, fn, arg, NULL, -1, kind, quiet);
 }
 
 int weft__worker_create(pthread_t *thread, void *(*fn)(void *), void *arg, const weft_rt *rt,
                         int index)
 {
-	return create(thread, fn, arg, rt, index);
+	return create(thread, fn, arg, rt, index, NULL, false);
 }

@@ -21,6 +21,7 @@
 
 #include <weft/progress.h>
 
+#include "core/clock.h"
 #include "core/observe.h"
 #include "core/spin.h"
 #include "fiber/engine.h"
@@ -33,16 +34,9 @@
  * fiber that keeps a mutex locked cannot keep the worker. */
 #define MUTEX_GRACE_TICKS 2
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int64_t clock_now(const weft__fworker *w)
 {
-	return w->virtual_time ? w->vnow : now_ns();
+	return w->virtual_time ? w->vnow : weft__now_ns();
 }
 
 /* Tracing is decided once per runtime: a worker-local flag spares the hot
@@ -104,6 +98,20 @@ static weft__fiber *spare_or_new(weft__fworker *w)
 	w->spares = f->next_spare;
 	w->nspares--;
 	return f;
+}
+
+bool weft__fworker_can_start(weft__fworker *w)
+{
+	const weft__fiber *c = w->current;
+	if ((c != &w->main && !c->task) || w->spares)
+		return true;
+	weft__fiber *f = fiber_new(w);
+	if (!f)
+		return false;
+	f->next_spare = NULL;
+	w->spares = f;
+	w->nspares = 1;
+	return true;
 }
 
 /* A fiber to go on with the loop: a spare, a new one, or the thread's own. */
@@ -418,8 +426,10 @@ bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadl
 	weft__fworker *w = f->home;
 	weft__tls.nopreempt++;
 	/* The deadline is on the real clock; only a virtual clock needs it
-	 * moved, since now_ns() read twice may differ by a preemption. */
-	int64_t due = w->virtual_time ? w->vnow + (deadline_ns - now_ns()) : deadline_ns;
+	 * moved, since the clock read twice may differ by a preemption. */
+	int64_t due = w->virtual_time && deadline_ns != INT64_MAX
+	                      ? weft__sat_add(w->vnow, weft__sat_sub(deadline_ns, weft__now_ns()))
+	                      : deadline_ns;
 	f->wait_result = 0;
 	weft__timers_add(&w->timers, &f->timer, due);
 	/* The timer and the waker may both unpark it: the second wake-up
@@ -486,7 +496,7 @@ void weft__fiber_sleep(int64_t ns)
 	weft__fiber *f = weft__fiber_current();
 	weft__fworker *w = f->home;
 	weft__tls.nopreempt++;
-	weft__timers_add(&w->timers, &f->timer, clock_now(w) + ns);
+	weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), ns));
 	weft__fiber_park(f, WEFT__WAIT_SLEEP);
 	weft__tls.nopreempt--;
 }
@@ -503,7 +513,7 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	f->wait_fd = fd;
 	f->wait_result = 0;
 	if (timeout_ns >= 0)
-		weft__timers_add(&w->timers, &f->timer, clock_now(w) + timeout_ns);
+		weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), timeout_ns));
 	w->fd_waits++;
 	weft__fiber_park(f, WEFT__WAIT_FD);
 	w->fd_waits--;
@@ -589,8 +599,8 @@ void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 	int64_t next = weft__timers_next(&w->timers);
 	int64_t timeout = -1;
 	if (next != INT64_MAX) {
-		timeout = next - clock_now(w);
-		if (timeout < 0 || (w->virtual_time && w->fd_waits == 0))
+		timeout = weft__ns_left(next, clock_now(w));
+		if (w->virtual_time && w->fd_waits == 0)
 			timeout = 0;
 	}
 	if (max_ns >= 0 && (timeout < 0 || max_ns < timeout))

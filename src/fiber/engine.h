@@ -185,6 +185,13 @@ void weft__fworker_sleep(weft__fworker *w);
 void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns);
 /* Makes w's current or next sleep return (any thread). */
 void weft__fworker_wake(weft__fworker *w);
+/* Whether w can start a new task now (owner only): it is on a loop fiber
+ * with nothing on it (the task runs right there), or has a spare fiber, or
+ * can map a stack for one (kept as a spare). False when the system refuses
+ * stacks and every stack w has is held by a started task: a model must
+ * then not take work from elsewhere (steal, its shared queue), which w
+ * could only set aside while other workers could have started it. */
+bool weft__fworker_can_start(weft__fworker *w);
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
 

@@ -332,10 +332,16 @@ static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
 
 /* Whether anything is to be had now, for a worker about to sleep: its own
  * queues, the injection queue, a surplus or a lone task it saw before
- * (taken, onto its own deque). *fresh: only lone new tasks were seen. */
+ * (taken, onto its own deque). *fresh: only lone new tasks were seen. A
+ * worker that cannot start a task (no stack to be had) looks at its own
+ * queues only: see pick_local. */
 static bool look(mn *m, mn_worker *self, int victims, bool *fresh)
 {
-	if (own_work(self) || injected_waiting(m))
+	if (own_work(self))
+		return true;
+	if (!weft__fworker_can_start(&self->fw))
+		return false;
+	if (injected_waiting(m))
 		return true;
 	weft_task *t = steal(m, self, victims, fresh);
 	if (!t)
@@ -394,12 +400,24 @@ static weft_task *take_awaited(weft__fworker *w, const weft_task *t, const weft_
 	return found;
 }
 
+/* Out of stacks. A worker whose every stack is held by a parked fiber
+ * (the system refuses more) takes no new task from elsewhere: it could not
+ * start it, and a child it stole from a parent parked on another worker
+ * would then wait for one of its own parked fibers to end, which may be
+ * waiting for such a child in turn (4 workers and 20,000 fork-joins under
+ * ulimit -v hung so). Work stays where a worker that can start it steals
+ * it; the worker runs its own queues (a task of its own deque it cannot
+ * start the engine sets aside, and sleeps until one of its fibers is
+ * woken). A parent's child is then run by the parent itself (take_awaited)
+ * or by a worker with a stack, so a fork-join tree one level deep always
+ * finishes, only slower. */
 static weft_task *pick_local(mn *m, mn_worker *mw)
 {
 	weft_task *t;
 	/* (A worker going through a batch it took is serving the injection
 	 * queue already, in its order.) */
-	if (++mw->picks % INJECTED_EVERY == 0 && !batch_pending(mw) && (t = take_injected(m, mw)))
+	if (++mw->picks % INJECTED_EVERY == 0 && !batch_pending(mw) &&
+	    weft__fworker_can_start(&mw->fw) && (t = take_injected(m, mw)))
 		return t;
 	if (mw->resume.head && !(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0)) {
 		mw->prefer_new = true;
@@ -412,6 +430,8 @@ static weft_task *pick_local(mn *m, mn_worker *mw)
 		mw->prefer_new = true;
 		return t;
 	}
+	if (!weft__fworker_can_start(&mw->fw))
+		return NULL;
 	if ((t = take_injected(m, mw)))
 		return t;
 	bool fresh = false;
@@ -503,6 +523,36 @@ static uint64_t sum_wakes_sent(mn *m)
 
 static const weft__worker_sums sums = {sum_finished, sum_posted};
 
+/* Idle while it cannot start a task (see pick_local): work it sees
+ * elsewhere is for a worker that can, so it passes the watch and a wake-up
+ * on rather than keep them (a post from outside that woke it, or the
+ * watch, would otherwise wake nobody able to take the task), and sleeps
+ * a watch's length at a time, then looks whether a stack can be had again
+ * (another worker may have given memory back). It is on no idle list
+ * meanwhile: a wake-up of one of its own fibers comes through its inbox. */
+static bool idle_starved(mn *m, mn_worker *mw)
+{
+	(void)stop_spinning(m, mw);
+	if (mw->has_watch) {
+		mw->has_watch = false;
+		atomic_store(&m->watch, -1);
+	}
+	if (own_work(mw))
+		return true;
+	bool elsewhere = injected_waiting(m);
+	for (int i = 0; i < m->nworkers && !elsewhere; i++)
+		elsewhere = i != mw->fw.index && weft__deque_size_hint(&m->workers[i].deque) > 0;
+	if (elsewhere) {
+		weft__idler *i = weft__idle_claim_any(&m->idle);
+		if (i) {
+			weft__count(&mw->fw.wakes_sent, 1);
+			kick(i, NULL);
+		}
+	}
+	weft__fworker_sleep_for(&mw->fw, WATCH_BUSY_NS);
+	return true;
+}
+
 static bool idle(weft__fworker *w)
 {
 	mn_worker *mw = of(w);
@@ -510,6 +560,8 @@ static bool idle(weft__fworker *w)
 	weft__notify_quiescent(&m->rt->done, &sums, m);
 	if (atomic_load(&m->stopping))
 		return false; /* destroy set it after quiescence: no work can come */
+	if (!weft__fworker_can_start(w))
+		return idle_starved(m, mw);
 	bool fresh = false;
 	/* Search for a while, if few others do (or once more, for a lone task
 	 * seen just before sleeping): a look now and then, at a few victims. */

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/futex.h"
 #include "core/internal.h"
 #include "fiber/engine.h"
@@ -39,13 +40,6 @@ int weft_sleep_ns(int64_t ns)
 	return 0;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 {
 	if (fd < 0 || events == 0)
@@ -56,16 +50,16 @@ int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 			return rc;
 		/* epoll refuses regular files, which are always ready: poll. */
 	}
-	int64_t deadline = timeout_ns < 0 ? -1 : now_ns() + timeout_ns;
+	/* INT64_MAX, like a negative timeout, has no end. */
+	int64_t deadline = timeout_ns < 0 ? INT64_MAX : weft__sat_add(weft__now_ns(), timeout_ns);
 	for (;;) {
 		int ms = -1;
-		if (deadline >= 0) {
-			int64_t left = deadline - now_ns();
-			if (left < 0)
-				left = 0;
+		if (deadline != INT64_MAX) {
+			int64_t left = weft__ns_left(deadline, weft__now_ns());
 			/* Round up: poll's unit is a millisecond, and waking early
 			 * would report a timeout before it happened. */
-			ms = left / 1000000 + (left % 1000000 != 0);
+			left = left / 1000000 + (left % 1000000 != 0);
+			ms = left > INT32_MAX ? INT32_MAX : (int)left;
 		}
 		struct pollfd p = {.fd = fd, .events = events};
 		int n = poll(&p, 1, ms);
@@ -74,7 +68,7 @@ int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 				return WEFT_EINVAL;
 			return p.revents;
 		}
-		if (n == 0 && deadline >= 0 && now_ns() >= deadline)
+		if (n == 0 && deadline != INT64_MAX && weft__now_ns() >= deadline)
 			return WEFT_ETIMEDOUT;
 		if (n < 0 && errno != EINTR)
 			return WEFT_EINVAL;
@@ -104,7 +98,8 @@ int weft_blocking(void (*fn)(void *arg), void *arg)
 	blocking_call c = {.fn = fn, .arg = arg};
 	weft__waiter_init(&c.waiter, NULL);
 	pthread_t helper;
-	if (!c.waiter.fiber || weft__thread_create(&helper, blocking_main, &c) != 0) {
+	if (!c.waiter.fiber ||
+	    weft__thread_create(&helper, blocking_main, &c, "blocking", false) != 0) {
 		fn(arg); /* a kernel thread, or no helper to be had: block here */
 		return 0;
 	}

@@ -52,6 +52,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/internal.h"
 #include "core/spin.h"
 #include "sync/waiter.h"
@@ -72,13 +73,6 @@ _Static_assert(sizeof(((weft__sync *)0)->state) == sizeof(_Atomic uint32_t),
 static _Atomic uint32_t *word(weft__sync *s)
 {
 	return (_Atomic uint32_t *)(void *)&s->state;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* What the running task holds (weft__thread_ctx.mutexes_held): a fiber's
@@ -140,7 +134,7 @@ static bool queue_and_park(weft__sync *s, int64_t *since, bool *awoke, bool star
 	if (*since) {
 		push_front(s, &w); /* woken before: keep our place */
 	} else {
-		*since = now_ns();
+		*since = weft__now_ns();
 		weft__sync_push(s, &w);
 	}
 	weft__lock_release(&s->lock);
@@ -197,7 +191,7 @@ static int lock_slow(weft__sync *s, uint32_t old, int64_t deadline)
 			old = atomic_load_explicit(st, memory_order_relaxed);
 			continue;
 		}
-		if (deadline != NO_DEADLINE && now_ns() >= deadline)
+		if (deadline != NO_DEADLINE && weft__now_ns() >= deadline)
 			return awoke ? give_up_woken(s) : WEFT_ETIMEDOUT;
 		bool owner = false, timed_out = false;
 		if (queue_and_park(s, &since, &awoke, starving, &owner, deadline, &timed_out)) {
@@ -205,7 +199,7 @@ static int lock_slow(weft__sync *s, uint32_t old, int64_t deadline)
 				return 0;
 			if (timed_out)
 				return WEFT_ETIMEDOUT;
-			starving = starving || now_ns() - since > STARVE_NS;
+			starving = starving || weft__now_ns() - since > STARVE_NS;
 			spins = weft__tls.fiber ? LOCK_SPINS : 0;
 		}
 		old = atomic_load_explicit(st, memory_order_relaxed);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/internal.h"
 #include "sync/waiter.h"
 
@@ -24,13 +25,6 @@
 #define STARVE_NS 1000000 /* as in mutex.c */
 
 enum { HANDED_OFF = 1 }; /* waiter result: the poster gave us its unit */
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int weft_sem_init(weft_sem *s, long count)
 {
@@ -66,11 +60,11 @@ static int take(weft_sem *sem, bool wait, int64_t deadline)
 		weft__lock_release(&s->lock);
 		return 0;
 	}
-	if (!wait || (deadline != NO_DEADLINE && now_ns() >= deadline)) {
+	if (!wait || (deadline != NO_DEADLINE && weft__now_ns() >= deadline)) {
 		weft__lock_release(&s->lock);
 		return wait ? WEFT_ETIMEDOUT : WEFT_EAGAIN;
 	}
-	int64_t since = now_ns();
+	int64_t since = weft__now_ns();
 	weft__waiter w;
 	weft__waiter_init(&w, NULL);
 	weft__sync_push(s, &w);
@@ -92,11 +86,11 @@ static int take(weft_sem *sem, bool wait, int64_t deadline)
 			weft__lock_release(&s->lock);
 			return 0;
 		}
-		if (deadline != NO_DEADLINE && now_ns() >= deadline) {
+		if (deadline != NO_DEADLINE && weft__now_ns() >= deadline) {
 			weft__lock_release(&s->lock);
 			return WEFT_ETIMEDOUT; /* not queued: nothing to undo */
 		}
-		if (now_ns() - since > STARVE_NS)
+		if (weft__now_ns() - since > STARVE_NS)
 			s->state |= STARVING;
 		weft__waiter_init(&w, NULL);
 		w.next = s->head; /* back at the front: keep our place */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/futex.h"
 #include "core/spin.h"
 #include "sync/waiter.h"
@@ -26,13 +27,6 @@ enum { WAITING = 0, WOKEN = 1, SLEEPING = 2 };
 /* How long every worker must stay blocked, with tasks queued, before weft
  * calls it a deadlock: longer than any ordinary wait for a hand-off. */
 #define DEADLOCK_AFTER_NS 1000000000
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 bool weft__waiter_woken(weft__waiter *w)
 {
@@ -98,7 +92,7 @@ static void park(weft__waiter *w, weft__wait_reason why, int spins)
 	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {
 		int64_t timeout = -1;
 		if (rt && all_blocked(rt)) {
-			int64_t now = now_ns();
+			int64_t now = weft__now_ns();
 			if (since < 0)
 				since = now;
 			else if (now - since >= DEADLOCK_AFTER_NS)
@@ -132,8 +126,8 @@ bool weft__waiter_park_until(weft__waiter *w, weft__wait_reason why, int64_t dea
 	/* Not counted in rt->blocked: a wait with a deadline ends by itself. */
 	weft__timer_slack_fine(); /* within microseconds of it (core/futex.h) */
 	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {
-		int64_t left = deadline_ns - now_ns();
-		if (left <= 0)
+		int64_t left = weft__ns_left(deadline_ns, weft__now_ns());
+		if (left == 0)
 			return false;
 		weft__futex_wait(&w->woken, SLEEPING, left);
 	}

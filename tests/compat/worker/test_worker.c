@@ -396,6 +396,36 @@ static void stats_sanity(void **state)
 		assert_true(s.switches > N); /* the yields switch too */
 }
 
+/* vector_multiply's shape: threads that run to their end without yielding,
+ * waiting or being preempted. The seed's library counted a switch each time
+ * it scheduled a thread, so at least one per thread; weft's own `switches`
+ * does not count a task that never leaves the fiber it started on (the
+ * count read 1 for 10 such threads). */
+static _Atomic long no_yield_sum;
+
+static void *add_up(void *arg)
+{
+	long n = (long)(intptr_t)arg, sum = 0;
+	for (long i = 0; i < n; i++)
+		sum += i;
+	atomic_fetch_add(&no_yield_sum, sum);
+	return NULL;
+}
+
+static void stats_no_yield(void **state)
+{
+	(void)state;
+	enum { N = 10 };
+	worker_t t[N];
+	for (int i = 0; i < N; i++)
+		assert_int_equal(worker_create(&t[i], NULL, add_up, (void *)(intptr_t)1000), 0);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(worker_join(t[i], NULL), 0);
+	assert_int_equal(atomic_load(&no_yield_sum), N * (999L * 1000 / 2));
+	app_stats s = read_app_stats();
+	assert_true(s.switches >= N);
+}
+
 /* ------------------------------------------------------------ mapping */
 
 static pthread_mutex_t mapped_lock; /* a worker_mutex_t */
@@ -478,6 +508,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(setschedprio),
 	        cmocka_unit_test(stats_format),
 	        cmocka_unit_test(stats_sanity),
+	        cmocka_unit_test(stats_no_yield),
 	        cmocka_unit_test(pthread_mapping),
 	        cmocka_unit_test(many),
 	};
