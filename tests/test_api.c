@@ -699,7 +699,7 @@ static void cgroup_both(void)
 	fake_mkdirs("sys/fs/cgroup/unified/docker/abc");
 	fake_file("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "50000\n");
 	fake_file("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
-	expect_cgroup(1, "1 worker(s) from cgroup (cgroup v1 cpu quota 0.5 CPU");
+	expect_cgroup(1, "1 worker from cgroup (cgroup v1 cpu quota 0.5 CPU");
 	/* v2 tighter than v1. */
 	fake_file("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "400000\n");
 	fake_file("sys/fs/cgroup/unified/docker/abc/cpu.max", "30000 100000\n");
@@ -785,12 +785,12 @@ static void workers_not_applicable(void)
 	assert_int_equal(count_of(err, "weft:"), 1);
 	assert_non_null(strstr(err,
 	                       "WEFT_WORKERS=8 does not apply to the fibers model, which runs 1 "
-	                       "worker(s)"));
+	                       "worker\n"));
 	assert_int_equal(wt_workers(rt), 1);
 	wt_capture_begin();
 	assert_rc(0, weft_stats_print(rt, stderr));
 	err = wt_capture_end();
-	assert_non_null(strstr(err, "1 worker(s) from WEFT_WORKERS"));
+	assert_non_null(strstr(err, "1 worker from WEFT_WORKERS"));
 	assert_non_null(strstr(err, "the fibers model runs 1, not the 8 asked"));
 	assert_rc(0, weft_rt_destroy(rt));
 
@@ -880,9 +880,9 @@ static void stats_header(void)
 	assert_rc(0, weft_stats_print(rt, stderr));
 	const char *err = wt_capture_end();
 	assert_rc(0, weft_rt_destroy(rt));
-	static const char *const needles[] = {
-	        "weft: model fibers, 1 worker(s) from config (affinity ", "policy mlfq",
-	        "preemption timer", "quantum 2000 us", NULL};
+	static const char *const needles[] = {"weft: model fibers, 1 worker from config (affinity ",
+	                                      "policy mlfq", "preemption timer", "quantum 2000 us",
+	                                      NULL};
 	for (const char *const *n = needles; *n; n++)
 		if (!strstr(err, *n))
 			fail_msg("the statistics header lacks \"%s\":\n%s", *n, err);

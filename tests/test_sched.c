@@ -1655,7 +1655,7 @@ static void stats(void)
 
 	char line[128], workers[64], model[64];
 	snprintf(line, sizeof(line), "posted %d, run %d", N + 11, N + 11);
-	snprintf(workers, sizeof(workers), "%d worker(s) from config", want);
+	snprintf(workers, sizeof(workers), "%d worker%s from config", want, want == 1 ? "" : "s");
 	snprintf(model, sizeof(model), "model %s", weft_model_name(wt.model));
 	const char *needles[] = {model, workers, line, "policy fifo", "queue capacity 1000", NULL};
 	check_print(rt, needles);
@@ -1674,7 +1674,8 @@ static void stats(void)
 	assert_rc(0, weft_stats_get(rt, &s));
 	assert_int_equal(s.workers, want);
 	assert_int_equal(s.workers_source, WEFT_WORKERS_FROM_ENV);
-	snprintf(workers, sizeof(workers), "%d worker(s) from WEFT_WORKERS", want);
+	snprintf(workers, sizeof(workers), "%d worker%s from WEFT_WORKERS", want,
+	         want == 1 ? "" : "s");
 	const char *env_needles[] = {
 	        model, workers, "posted 0, run 0", "queue capacity unbounded", "policy priority",
 	        NULL};

@@ -24,10 +24,10 @@ extern "C" {
 /** What the poll loop did, summed over every wait of the process (relaxed
  * counters: exact once the waits have returned). */
 typedef struct weft_mpi_stats {
-	uint64_t waits;       /**< weft_mpi_wait* calls that had to wait (not done at once) */
-	uint64_t tests;       /**< MPI_Testsome/MPI_Testany over the registry while some waited */
-	uint64_t parks;       /**< waits that parked a fiber until the progress duty finished them */
-	uint64_t sleeps;      /**< sleeps of waiting kernel threads between their polls */
+	uint64_t waits;  /**< weft_mpi_wait* calls that had to wait (not done at once) */
+	uint64_t tests;  /**< MPI_Testsome/MPI_Testany over the registry while some waited */
+	uint64_t parks;  /**< waits that parked a fiber until the progress duty finished them */
+	uint64_t sleeps; /**< sleeps of waiting kernel threads between their polls */
 	uint64_t reserved[4]; /**< room to grow without breaking the ABI */
 } weft_mpi_stats;
 

@@ -592,9 +592,9 @@ int weft__config_model(weft_rt *rt)
 			weft__log(
 			        WEFT_LOG_NOTICE,
 			        "weft: WEFT_WORKERS=%d does not apply to the %s model, which runs "
-			        "%d "
-			        "worker(s)\n",
-			        asked.workers, model, rt->cfg.workers);
+			        "%d worker%s\n",
+			        asked.workers, model, rt->cfg.workers,
+			        rt->cfg.workers == 1 ? "" : "s");
 		bool asked_for = rt->workers_source == WEFT_WORKERS_FROM_ENV ||
 		                 rt->workers_source == WEFT_WORKERS_FROM_CONFIG;
 		size_t used = strlen(rt->workers_detail);

@@ -105,12 +105,13 @@ static void print(weft_rt *rt, FILE *out)
 	 * reason where there is a choice: the worker count's source and what
 	 * it saw (CPUs, the cgroup limit and which one), then the settings. */
 	fprintf(out,
-	        "weft: model %s, %d worker(s) from %s (%s), policy %s, preemption %s, quantum %lu "
+	        "weft: model %s, %d worker%s from %s (%s), policy %s, preemption %s, quantum %lu "
 	        "us, queue capacity %s\n"
 	        "weft: posted %llu, run %llu, rejected (full) %llu, cancelled %llu\n"
 	        "weft: worker sleeps %llu, wake-ups by posts %llu\n",
-	        weft_model_name(s.model), s.workers, weft_workers_source_name(s.workers_source),
-	        rt->workers_detail, weft_policy_name(s.policy), weft_preempt_name(rt->cfg.preempt),
+	        weft_model_name(s.model), s.workers, s.workers == 1 ? "" : "s",
+	        weft_workers_source_name(s.workers_source), rt->workers_detail,
+	        weft_policy_name(s.policy), weft_preempt_name(rt->cfg.preempt),
 	        (unsigned long)rt->cfg.quantum_us, capacity, (unsigned long long)s.posted,
 	        (unsigned long long)s.run, (unsigned long long)s.rejected,
 	        (unsigned long long)s.cancelled, (unsigned long long)s.sleeps,

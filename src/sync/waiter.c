@@ -68,13 +68,13 @@ static void report_deadlock(weft_rt *rt)
 		return;
 	weft__log(
 	        WEFT_LOG_WARN,
-	        "weft: every worker of this runtime (model %s, %d worker(s)) has been blocked in a "
+	        "weft: every worker of this runtime (model %s, %d worker%s) has been blocked in a "
 	        "weft wait for a second while tasks are queued that no worker can take: likely a "
 	        "deadlock (a task waiting on a semaphore, mutex, condition or channel that only a "
 	        "queued task would release). Use more workers, a fiber model (WEFT_MODEL=fibers "
 	        "or mn), or post the releasing task first (docs/models.md, \"Waiting inside "
 	        "tasks\")\n",
-	        rt->model->name, rt->cfg.workers);
+	        rt->model->name, rt->cfg.workers, rt->cfg.workers == 1 ? "" : "s");
 }
 
 static void park(weft__waiter *w, weft__wait_reason why, int spins)
