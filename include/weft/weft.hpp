@@ -78,12 +78,14 @@ namespace detail
 /* Task storage. Nodes (a task group's task, a future's state) come from a
  * per-thread free list per size class, so that in steady state run() and
  * async() allocate nothing: a node freed on a thread goes to that thread's
- * list, at most pool_keep per class; beyond that and for nodes larger than
- * 512 bytes, operator new/delete. The list is reached through a call that is
+ * list, up to pool_keep_bytes of nodes per class (4096 nodes of 64 bytes
+ * ... 512 of 512); beyond that and for nodes larger than 512 bytes,
+ * operator new/delete. A task group's nodes are freed by wait(), so a group
+ * that holds more than that many tasks at once allocates for the rest. The list is reached through a call that is
  * not inlined: a fiber may move to another worker at any blocking call, and
  * a thread-local address computed before it must not be used after it. */
 inline constexpr std::size_t pool_classes = 4; /* 64, 128, 256, 512 bytes */
-inline constexpr std::size_t pool_keep = 512;
+inline constexpr std::size_t pool_keep_bytes = 256 * 1024;
 
 struct pool_block {
 	pool_block *next;
@@ -159,7 +161,7 @@ inline void pool_free(void *p, std::size_t size) noexcept
 	int c = pool_class(size);
 	if (c >= 0) {
 		pool_cache *pc = pool_here();
-		if (pc->count[c] < pool_keep) {
+		if (pc->count[c] < (pool_keep_bytes >> 6 >> c)) {
 			pool_block *b = static_cast<pool_block *>(p);
 			b->next = pc->head[c];
 			pc->head[c] = b;
@@ -628,13 +630,18 @@ class task_group
 	task_group_status finish() noexcept
 	{
 		weft_group_wait(&g_);
-		detail::group_node *n = nodes_.exchange(nullptr, std::memory_order_acquire);
+		/* Loads first: an atomic exchange costs more, and usually there
+		 * is nothing (the destructor after wait) or no cancel. */
+		detail::group_node *n = nodes_.load(std::memory_order_acquire);
+		if (n)
+			n = nodes_.exchange(nullptr, std::memory_order_acquire);
 		while (n) {
 			detail::group_node *next = n->next;
 			n->drop(n);
 			n = next;
 		}
-		if (canceled_.exchange(false, std::memory_order_relaxed)) {
+		if (canceled_.load(std::memory_order_relaxed)) {
+			canceled_.store(false, std::memory_order_relaxed);
 			weft_group_init(&g_);
 			return task_group_status::canceled;
 		}
