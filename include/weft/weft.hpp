@@ -761,7 +761,11 @@ struct state_base {
 	 * posted) when given; runs it here when weft refuses. */
 	void post(weft_rt *on, state_base *pred) noexcept
 	{
-		rt = on;
+		/* A flagged state is posted by whoever makes its predecessor
+		 * ready, while its owner may read these: write only what
+		 * changes. */
+		if (rt != on)
+			rt = on;
 		int rc = WEFT_EINVAL;
 		if (on) {
 			if (pred && pred->posted) {
@@ -772,7 +776,8 @@ struct state_base {
 			}
 		}
 		if (rc == 0) {
-			posted = !flagged;
+			if (!flagged)
+				posted = true;
 			return;
 		}
 		if (pred)
