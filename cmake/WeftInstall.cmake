@@ -79,6 +79,7 @@ if(WEFT_INSTALL_TEST)
 			"-DWEFT_CONSUMER_SOURCE=${CMAKE_CURRENT_LIST_DIR}/consumer"
 			"-DWEFT_GENERATOR=${CMAKE_GENERATOR}"
 			"-DWEFT_C_COMPILER=${CMAKE_C_COMPILER}"
+			"-DWEFT_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
 			"-DWEFT_C_FLAGS=${WEFT_SANITIZE_FLAGS}"
 			-P "${CMAKE_CURRENT_LIST_DIR}/WeftInstallTest.cmake")
 	# Both tests write <build>/stage; never run them at the same time.

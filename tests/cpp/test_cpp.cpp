@@ -856,6 +856,8 @@ void sleeping(weft::runtime &rt)
 void runtime_handles(weft::runtime &rt)
 {
 	CHECK(!weft::runtime::current());
+	// weft.h's own declarations link from C++ (extern "C").
+	CHECK(weft_version() != nullptr && std::strlen(weft_version()) >= 5);
 	auto f = weft::async([&rt] {
 		weft::runtime cur = weft::runtime::current();
 		return cur.native_handle() == rt.native_handle();
