@@ -86,9 +86,10 @@ docs: deps
 	@echo "make docs: build/docs/html/index.html"
 
 # docs-check: the reference builds without a Doxygen warning (Doxyfile has
-# WARN_AS_ERROR), the README's example compiles against the headers, and the
+# WARN_AS_ERROR), the README's examples (C and C++) compile against the headers, and the
 # README and docs/*.md point at nothing outside the repository: every
-# relative link resolves to a file in it, and no path leads out of it.
+# relative link (outside code: a C++ lambda `[](int x)` is no link) resolves
+# to a file in it, and no path leads out of it.
 DOC_PAGES = README.md CHANGELOG.md $(wildcard docs/*.md)
 
 docs-check: docs
@@ -96,10 +97,13 @@ docs-check: docs
 	@awk '/^```c$$/ { f = 1; next } /^```$$/ { if (f) exit } f' README.md > build/docs/readme-example.c
 	@$${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iinclude \
 		build/docs/readme-example.c || { echo "docs-check: README's example does not compile" >&2; exit 1; }
+	@awk '/^```cpp$$/ { f = 1; next } /^```$$/ { if (f) exit } f' README.md > build/docs/readme-example.cpp
+	@$${CXX:-c++} -std=c++17 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iinclude \
+		build/docs/readme-example.cpp || { echo "docs-check: README's C++ example does not compile" >&2; exit 1; }
 	@root=$$(pwd -P); bad=0; \
 	for f in $(DOC_PAGES); do \
 		dir=$$(dirname $$f); \
-		for t in $$(grep -oE '\]\([^)# ]+' $$f | cut -c3- | grep -vE '^[a-z]+:' | sort -u); do \
+		for t in $$(sed -e '/^```/,/^```/d' -e 's/`[^`]*`//g' $$f | grep -oE '\]\([^)# ]+' | cut -c3- | grep -vE '^[a-z]+:' | sort -u); do \
 			p=$$(realpath -m "$$dir/$$t"); \
 			case $$p in "$$root"/*) [ -e "$$p" ] && continue ;; esac; \
 			echo "docs-check: $$f: link to $$t: not a file in the repository" >&2; bad=1; \

@@ -5,7 +5,8 @@
 //
 //   cpp_layer [--model mn] [--workers 2] [--reps 7] [--fib 30]
 //             [--joins 200000] [--std-joins 2000] [--for-iters 1000000]
-//             [--for-passes 20] [--small]
+//             [--for-passes 20] [--only spawn-join|fib-tree|parallel-for]
+//             [--small]
 //
 // Workloads (each inside one root task unless said otherwise; medians of
 // --reps, the variants interleaved within each repetition):
@@ -19,7 +20,9 @@
 //                std-async: std::async(std::launch::async, f).get() (a thread
 //                           per call: --std-joins iterations)
 //   fib-tree     fib(--fib) splitting at every call
-//                c-post-wait: post both halves, wait both (the C spawn tree)
+//                c-group: post both halves into a weft_group, wait for it
+//                         (the C spawn tree of bench/fork_join)
+//                c-post-wait: post both halves, wait for each
 //                c-fork-join: weft_fork_join
 //                cpp-invoke: weft::parallel_invoke
 //                cpp-group: a weft::task_group per call, run both, wait
@@ -85,7 +88,13 @@ struct options {
 	long std_joins = 2000;
 	long for_iters = 1000000;
 	long for_passes = 20;
+	std::string only; // one workload, or all
 } opt;
+
+bool wanted(const char *workload)
+{
+	return opt.only.empty() || opt.only == workload;
+}
 
 weft_rt *g_rt;
 
@@ -182,6 +191,25 @@ void fib_post_wait(void *arg)
 	weft_task_init(&b.t, fib_post_wait, &b);
 	if (weft_post(g_rt, &a.t) || weft_post(g_rt, &b.t) || weft_wait(&a.t) || weft_wait(&b.t))
 		die("fib c-post-wait: post or wait failed");
+	f->value = a.value + b.value;
+}
+
+void fib_group_c(void *arg)
+{
+	cfib *f = static_cast<cfib *>(arg);
+	if (f->n < 2) {
+		f->value = f->n;
+		return;
+	}
+	cfib a, b;
+	a.n = f->n - 1;
+	b.n = f->n - 2;
+	weft_group g;
+	weft_group_init(&g);
+	weft_task_init(&a.t, fib_group_c, &a);
+	weft_task_init(&b.t, fib_group_c, &b);
+	if (weft_post_in(g_rt, &g, &a.t) || weft_post_in(g_rt, &g, &b.t) || weft_group_wait(&g))
+		die("fib c-group: post or wait failed");
 	f->value = a.value + b.value;
 }
 
@@ -317,6 +345,7 @@ int main(int argc, char **argv)
 	        {"for-iters", required_argument, nullptr, 'i'},
 	        {"for-passes", required_argument, nullptr, 'p'},
 	        {"small", no_argument, nullptr, 'S'},
+	        {"only", required_argument, nullptr, 'o'},
 	        {nullptr, 0, nullptr, 0},
 	};
 	int c;
@@ -347,6 +376,9 @@ int main(int argc, char **argv)
 		case 'p':
 			opt.for_passes = std::atol(optarg);
 			break;
+		case 'o':
+			opt.only = optarg;
+			break;
 		case 'S':
 			opt.fib = 15;
 			opt.joins = 2000;
@@ -355,10 +387,11 @@ int main(int argc, char **argv)
 			opt.for_passes = 2;
 			break;
 		default:
-			std::fprintf(stderr,
-			             "usage: cpp_layer [--model M] [--workers N] [--reps R] [--fib F]\n"
-			             "       [--joins N] [--std-joins N] [--for-iters N] "
-			             "[--for-passes P] [--small]\n");
+			std::fprintf(
+			        stderr,
+			        "usage: cpp_layer [--model M] [--workers N] [--reps R] [--fib F]\n"
+			        "       [--joins N] [--std-joins N] [--for-iters N] "
+			        "[--for-passes P] [--only WORKLOAD] [--small]\n");
 			return 2;
 		}
 	}
@@ -379,60 +412,77 @@ int main(int argc, char **argv)
 	std::vector<int> a((size_t)opt.for_iters, 1);
 	for (int rep = 0; rep < opt.reps; rep++) {
 		long n = opt.joins;
-		record("spawn-join", "c", in_task(rt, [n] { return join_c(n); }));
-		record("spawn-join", "cpp-async", in_task(rt, [n] { return join_async(n); }));
-		record("spawn-join", "cpp-group", in_task(rt, [n] { return join_group(n); }));
+		if (wanted("spawn-join")) {
+			record("spawn-join", "c", in_task(rt, [n] { return join_c(n); }));
+			record("spawn-join", "cpp-async",
+			       in_task(rt, [n] { return join_async(n); }));
+			record("spawn-join", "cpp-group",
+			       in_task(rt, [n] { return join_group(n); }));
 #ifdef WEFT_BENCH_HAVE_TBB
-		double tbb_ns = 0;
-		arena.execute([&] {
-			tbb::task_group root;
-			root.run([&] {
-				double t0 = bench_now_ns();
-				long sum = 0;
-				for (long i = 0; i < n; i++) {
-					tbb::task_group g;
-					g.run([&sum] { sum++; });
-					g.wait();
-				}
-				if (sum != n)
-					die("spawn-join tbb-group: wrong sum");
-				tbb_ns = (bench_now_ns() - t0) / (double)n;
+			double tbb_ns = 0;
+			arena.execute([&] {
+				tbb::task_group root;
+				root.run([&] {
+					double t0 = bench_now_ns();
+					long sum = 0;
+					for (long i = 0; i < n; i++) {
+						tbb::task_group g;
+						g.run([&sum] { sum++; });
+						g.wait();
+					}
+					if (sum != n)
+						die("spawn-join tbb-group: wrong sum");
+					tbb_ns = (bench_now_ns() - t0) / (double)n;
+				});
+				root.wait();
 			});
-			root.wait();
-		});
-		record("spawn-join", "tbb-group", tbb_ns);
+			record("spawn-join", "tbb-group", tbb_ns);
 #endif
-		long sn = opt.std_joins;
-		record("spawn-join", "std-async", in_task(rt, [sn] { return join_std(sn); }));
-
-		record("fib-tree", "c-post-wait", in_task(rt, [] {
-			       return time_fib([](int f) {
-				       cfib root;
-				       root.n = f;
-				       fib_post_wait(&root);
-				       return root.value;
-			       });
-		       }));
-		record("fib-tree", "c-fork-join", in_task(rt, [] {
-			       return time_fib([](int f) {
-				       cfib root;
-				       root.n = f;
-				       fib_fork_join(&root);
-				       return root.value;
-			       });
-		       }));
-		record("fib-tree", "cpp-invoke", in_task(rt, [] { return time_fib(fib_invoke); }));
-		record("fib-tree", "cpp-group", in_task(rt, [] { return time_fib(fib_group); }));
+			long sn = opt.std_joins;
+			record("spawn-join", "std-async",
+			       in_task(rt, [sn] { return join_std(sn); }));
+		}
+		if (wanted("fib-tree")) {
+			record("fib-tree", "c-group", in_task(rt, [] {
+				       return time_fib([](int f) {
+					       cfib root;
+					       root.n = f;
+					       fib_group_c(&root);
+					       return root.value;
+				       });
+			       }));
+			record("fib-tree", "c-post-wait", in_task(rt, [] {
+				       return time_fib([](int f) {
+					       cfib root;
+					       root.n = f;
+					       fib_post_wait(&root);
+					       return root.value;
+				       });
+			       }));
+			record("fib-tree", "c-fork-join", in_task(rt, [] {
+				       return time_fib([](int f) {
+					       cfib root;
+					       root.n = f;
+					       fib_fork_join(&root);
+					       return root.value;
+				       });
+			       }));
+			record("fib-tree", "cpp-invoke",
+			       in_task(rt, [] { return time_fib(fib_invoke); }));
+			record("fib-tree", "cpp-group",
+			       in_task(rt, [] { return time_fib(fib_group); }));
 #ifdef WEFT_BENCH_HAVE_TBB
-		double tbb_fib = 0;
-		arena.execute([&] {
-			tbb::task_group root;
-			root.run([&] { tbb_fib = time_fib(fib_tbb); });
-			root.wait();
-		});
-		record("fib-tree", "tbb-group", tbb_fib);
+			double tbb_fib = 0;
+			arena.execute([&] {
+				tbb::task_group root;
+				root.run([&] { tbb_fib = time_fib(fib_tbb); });
+				root.wait();
+			});
+			record("fib-tree", "tbb-group", tbb_fib);
 #endif
-
+		}
+		if (!wanted("parallel-for"))
+			continue;
 		double iters = (double)opt.for_iters * (double)opt.for_passes;
 		for_arg fa{a.data()};
 		double t0 = bench_now_ns();

@@ -966,7 +966,7 @@ template <class T> class future
 		if (s_)
 			s_->wait();
 	}
-	/** wait_until waits up to tp: std::future_status::ready or ::timeout.
+	/** wait_until waits up to tp: std::future_status::ready, or timeout.
 	 * Never runs other tasks while it waits. */
 	template <class Clock, class Dur>
 	std::future_status wait_until(const std::chrono::time_point<Clock, Dur> &tp) const noexcept
