@@ -121,7 +121,8 @@ double join_c(long n)
 	double t0 = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		weft_task t;
-		weft_task_init(&t, empty_fn, nullptr);
+		if (weft_task_init(&t, empty_fn, nullptr) != 0)
+			die("spawn-join c: init failed");
 		if (weft_post(g_rt, &t) != 0 || weft_wait(&t) != 0)
 			die("spawn-join c: post or wait failed");
 	}
@@ -187,8 +188,8 @@ void fib_post_wait(void *arg)
 	cfib a, b;
 	a.n = f->n - 1;
 	b.n = f->n - 2;
-	weft_task_init(&a.t, fib_post_wait, &a);
-	weft_task_init(&b.t, fib_post_wait, &b);
+	if (weft_task_init(&a.t, fib_post_wait, &a) || weft_task_init(&b.t, fib_post_wait, &b))
+		die("fib c-post-wait: init failed");
 	if (weft_post(g_rt, &a.t) || weft_post(g_rt, &b.t) || weft_wait(&a.t) || weft_wait(&b.t))
 		die("fib c-post-wait: post or wait failed");
 	f->value = a.value + b.value;
@@ -204,10 +205,12 @@ void fib_group_c(void *arg)
 	cfib a, b;
 	a.n = f->n - 1;
 	b.n = f->n - 2;
-	weft_group g;
-	weft_group_init(&g);
-	weft_task_init(&a.t, fib_group_c, &a);
-	weft_task_init(&b.t, fib_group_c, &b);
+	/* Zeroed: weft_group_init refuses leftover bytes that look like a
+	 * group with tasks in flight (a fiber stack holds many old groups). */
+	weft_group g = {};
+	if (weft_group_init(&g) || weft_task_init(&a.t, fib_group_c, &a) ||
+	    weft_task_init(&b.t, fib_group_c, &b))
+		die("fib c-group: init failed");
 	if (weft_post_in(g_rt, &g, &a.t) || weft_post_in(g_rt, &g, &b.t) || weft_group_wait(&g))
 		die("fib c-group: post or wait failed");
 	f->value = a.value + b.value;

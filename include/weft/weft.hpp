@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <future>
@@ -108,6 +109,8 @@ struct pool_cache {
 	}
 };
 
+/* Tests define WEFT_CPP_NO_POOL so that every node is new'd and deleted:
+ * AddressSanitizer then sees a node used after it was given back. */
 #ifdef WEFT_CPP_COUNT_NODES
 /* Tests define WEFT_CPP_COUNT_NODES to count the nodes in use. */
 inline std::atomic<long> &nodes_in_use() noexcept
@@ -139,7 +142,11 @@ template <class T> T *pool_new_raw() noexcept
 #ifdef WEFT_CPP_COUNT_NODES
 	nodes_in_use().fetch_add(1, std::memory_order_relaxed);
 #endif
+#ifdef WEFT_CPP_NO_POOL
+	constexpr int c = -1;
+#else
 	constexpr int c = pool_class(sizeof(T));
+#endif
 	if constexpr (c < 0) {
 		return static_cast<T *>(::operator new(sizeof(T)));
 	} else {
@@ -149,7 +156,7 @@ template <class T> T *pool_new_raw() noexcept
 			pc->count[c]--;
 			return reinterpret_cast<T *>(b);
 		}
-		return static_cast<T *>(::operator new(std::size_t{64} << c));
+		return static_cast<T *>(::operator new(std::size_t{64} << (c < 0 ? 0 : c)));
 	}
 }
 
@@ -158,7 +165,12 @@ inline void pool_free(void *p, std::size_t size) noexcept
 #ifdef WEFT_CPP_COUNT_NODES
 	nodes_in_use().fetch_sub(1, std::memory_order_relaxed);
 #endif
+#ifdef WEFT_CPP_NO_POOL
+	int c = -1;
+	(void)size;
+#else
 	int c = pool_class(size);
+#endif
 	if (c >= 0) {
 		pool_cache *pc = pool_here();
 		if (pc->count[c] < (pool_keep_bytes >> 6 >> c)) {
@@ -502,8 +514,10 @@ class task_group
 	{
 	}
 	/** A group whose tasks run on rt (C handle; NULL: run() runs inline). */
-	explicit task_group(weft_rt *rt) noexcept : rt_(rt)
+	explicit task_group(weft_rt *rt) noexcept : rt_(rt), g_()
 	{
+		/* Zeroed first (g_()): weft_group_init takes leftover bytes that
+		 * look like a group with tasks in flight for one, and refuses. */
 		weft_group_init(&g_);
 	}
 	task_group(const task_group &) = delete;
@@ -533,6 +547,9 @@ class task_group
 			Fn fn;
 		};
 		node *n = detail::pool_new_raw<node>();
+		/* A node's bytes are another node's leftovers: zeroed, they cannot
+		 * look like a task in flight to weft_task_init. */
+		std::memset(static_cast<void *>(&n->task), 0, sizeof(n->task));
 		::new (static_cast<void *>(&n->fn)) Fn(std::forward<F>(f));
 		n->group = this;
 		n->consumed = false;
@@ -642,6 +659,7 @@ class task_group
 		}
 		if (canceled_.load(std::memory_order_relaxed)) {
 			canceled_.store(false, std::memory_order_relaxed);
+			std::memset(static_cast<void *>(&g_), 0, sizeof(g_));
 			weft_group_init(&g_);
 			return task_group_status::canceled;
 		}
@@ -681,7 +699,7 @@ namespace detail
  *   is a flag under a weft_mutex, waited for on a weft_cond (a fiber parks).
  */
 struct state_base {
-	weft_task task;
+	weft_task task{}; /* zeroed: leftover bytes never look like a task in flight */
 	void (*destroy)(state_base *) noexcept;
 	void (*run_fn)(state_base *) noexcept; /* the task's body, for running it inline */
 	weft_rt *rt = nullptr;

@@ -198,6 +198,32 @@ void group_run(weft::runtime &rt)
 	CHECK_EQ(leaves.load(), 16L * 32 + 1);
 }
 
+// A task_group built where an old one lived, in bytes a later frame
+// partly overwrote (a fiber stack holds many), still works:
+// weft_group_init refuses bytes that look like a group with tasks in
+// flight, so the group starts from zeroes.
+void group_on_leftovers(weft::runtime &rt)
+{
+	alignas(weft::task_group) unsigned char buf[sizeof(weft::task_group)];
+	std::atomic<int> ran{0};
+	auto *g = ::new (static_cast<void *>(buf)) weft::task_group(rt);
+	g->run([&ran] { ran++; });
+	g->wait();
+	unsigned char *cgroup = reinterpret_cast<unsigned char *>(g->native_handle());
+	g->~task_group();
+	// A later frame writes over the C group's first word (its pending
+	// count) and leaves the rest.
+	std::memset(cgroup, 0x5a, sizeof(std::uint32_t));
+	// The C call refuses such bytes (changing nothing when it does).
+	CHECK_EQ(weft_group_init(reinterpret_cast<weft_group *>(cgroup)), (int)WEFT_EBUSY);
+	g = ::new (static_cast<void *>(buf)) weft::task_group(rt);
+	g->run([&ran] { ran++; });
+	CHECK(g->wait_for(std::chrono::seconds(20)));
+	CHECK_EQ(weft_group_pending(g->native_handle()), 0L);
+	g->~task_group();
+	CHECK_EQ(ran.load(), 2);
+}
+
 // A group's destructor waits for tasks still running.
 void group_dtor_waits(weft::runtime &rt)
 {
@@ -888,6 +914,7 @@ struct test_case {
 
 const test_case cases[] = {
         {"group_run", group_run},
+        {"group_on_leftovers", group_on_leftovers},
         {"group_dtor_waits", group_dtor_waits},
         {"group_cancel", group_cancel},
         {"group_wait_until", group_wait_until},
