@@ -1350,8 +1350,7 @@ template <class Get, class F> struct for_ctx {
 			return;
 		try {
 #endif
-			for (std::size_t i = lo; i < hi; i++)
-				(*c->f)(c->get(i));
+			c->get.each(lo, hi, *c->f);
 #if WEFT_CPP_EXCEPTIONS
 		} catch (...) {
 			c->err.capture();
@@ -1413,11 +1412,21 @@ T run_reduce(std::size_t n, std::size_t grain, Get get, T init, Op &op, F &f)
 	return op(std::move(init), std::move(*total));
 }
 
+/* How a loop reaches item i of its range: get(i) for the reduction, and
+ * each(lo, hi, f), the loop of a parallel_for chunk, which steps the index
+ * or the iterator itself as a hand-written loop does (an offset added to
+ * every index cost 1.2-1.5x on a loop of a[i] = a[i] * 3 + 1). */
 template <class I> struct index_get {
 	I first;
 	I operator()(std::size_t i) const noexcept
 	{
 		return static_cast<I>(first + static_cast<I>(i));
+	}
+	template <class F> void each(std::size_t lo, std::size_t hi, F &f) const
+	{
+		I end = (*this)(hi);
+		for (I i = (*this)(lo); i != end; ++i)
+			f(i);
 	}
 };
 template <class It> struct iter_get {
@@ -1425,6 +1434,13 @@ template <class It> struct iter_get {
 	decltype(auto) operator()(std::size_t i) const
 	{
 		return first[static_cast<typename std::iterator_traits<It>::difference_type>(i)];
+	}
+	template <class F> void each(std::size_t lo, std::size_t hi, F &f) const
+	{
+		using D = typename std::iterator_traits<It>::difference_type;
+		It end = first + static_cast<D>(hi);
+		for (It it = first + static_cast<D>(lo); it != end; ++it)
+			f(*it);
 	}
 };
 } // namespace detail
