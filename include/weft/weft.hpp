@@ -781,9 +781,14 @@ struct state_base {
 	{
 		/* A flagged state is posted by whoever makes its predecessor
 		 * ready, while its owner may read these: write only what
-		 * changes. */
+		 * changes. And once weft has the task it may run, and the
+		 * owner free this state, before weft_post returns: nothing
+		 * here touches it after a successful post. */
 		if (rt != on)
 			rt = on;
+		bool by_owner = !flagged;
+		if (by_owner)
+			posted = true;
 		int rc = WEFT_EINVAL;
 		if (on) {
 			if (pred && pred->posted) {
@@ -793,11 +798,10 @@ struct state_base {
 				rc = weft_post(on, &task);
 			}
 		}
-		if (rc == 0) {
-			if (!flagged)
-				posted = true;
+		if (rc == 0)
 			return;
-		}
+		if (by_owner)
+			posted = false;
 		if (pred)
 			pred->wait();
 		run_fn(this);
