@@ -17,7 +17,8 @@ int main()
 	g.run([&parts] { parts[0] = 20; });
 	g.run([&parts] { parts[1] = 22; });
 	g.wait();
-	weft::future<std::string> f = weft::async([&parts] { return std::to_string(parts[0] + parts[1]); });
+	weft::future<std::string> f =
+	        weft::async([&parts] { return std::to_string(parts[0] + parts[1]); });
 	std::string v = f.get();
 	std::printf("weft %s from C++: %s\n", weft_version(), v.c_str());
 	return v == "42" ? 0 : 1;

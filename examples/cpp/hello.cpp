@@ -28,10 +28,9 @@ int main()
 
 	// A future carries the task's value, or its exception.
 	weft::future<int> answer = weft::async([](int a, int b) { return a * b; }, 6, 7);
-	weft::future<std::string> shout =
-	        weft::async([] { return std::string("hello"); }).then([](std::string s) {
-		        return s + ", weft";
-	        });
+	weft::future<std::string> shout = weft::async([] {
+		                                  return std::string("hello");
+	                                  }).then([](std::string s) { return s + ", weft"; });
 	weft::future<int> bad = weft::async([]() -> int { throw std::runtime_error("no value"); });
 
 	// when_all: one future, ready when every one of them is.

@@ -55,7 +55,7 @@ int main()
 		cv.notify_all();
 	};
 	weft::future<void> helper = weft::async(consume); // a consumer task
-	consume();                                         // and the main thread
+	consume();                                        // and the main thread
 	{
 		std::unique_lock<weft::mutex> lk(m);
 		cv.wait(lk, [&] { return consumers_done == 2; });

@@ -156,7 +156,7 @@ template <class T> T *pool_new_raw() noexcept
 			pc->count[c]--;
 			return reinterpret_cast<T *>(b);
 		}
-		return static_cast<T *>(::operator new(std::size_t{64} << (c < 0 ? 0 : c)));
+		return static_cast<T *>(::operator new (std::size_t{64} << (c < 0 ? 0 : c)));
 	}
 }
 
@@ -529,10 +529,11 @@ class task_group
 	{
 		long pending = weft_group_pending(&g_);
 		if (pending > 0)
-			std::fprintf(stderr,
-			             "weft: task_group destroyed with %ld unfinished tasks: waiting "
-			             "for them (call wait() first)\n",
-			             pending);
+			std::fprintf(
+			        stderr,
+			        "weft: task_group destroyed with %ld unfinished tasks: waiting "
+			        "for them (call wait() first)\n",
+			        pending);
 		finish();
 	}
 
@@ -608,7 +609,8 @@ class task_group
 		return true;
 	}
 	/** wait_for(d) is wait_until(steady_clock::now() + d). */
-	template <class Rep, class Period> bool wait_for(const std::chrono::duration<Rep, Period> &d)
+	template <class Rep, class Period>
+	bool wait_for(const std::chrono::duration<Rep, Period> &d)
 	{
 		if (weft_group_wait_until(&g_, weft_clock_ns() + detail::timeout_ns(d)) ==
 		    WEFT_ETIMEDOUT)
@@ -1099,8 +1101,8 @@ auto async(F &&f, Args &&...args)
 {
 	using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>;
 	return detail::start<R>(detail::current_rt(),
-	                        [fn = std::forward<F>(f),
-	                         tup = std::make_tuple(std::forward<Args>(args)...)]() mutable -> R {
+	                        [fn = std::forward<F>(f), tup = std::make_tuple(std::forward<Args>(
+	                                                          args)...)]() mutable -> R {
 		                        return std::apply(std::move(fn), std::move(tup));
 	                        });
 }
@@ -1110,8 +1112,8 @@ template <class F, class... Args> auto async(const runtime &rt, F &&f, Args &&..
 {
 	using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>;
 	return detail::start<R>(rt.native_handle(),
-	                        [fn = std::forward<F>(f),
-	                         tup = std::make_tuple(std::forward<Args>(args)...)]() mutable -> R {
+	                        [fn = std::forward<F>(f), tup = std::make_tuple(std::forward<Args>(
+	                                                          args)...)]() mutable -> R {
 		                        return std::apply(std::move(fn), std::move(tup));
 	                        });
 }
@@ -1316,7 +1318,8 @@ template <class T> future<std::vector<future<T>>> when_all(std::vector<future<T>
 
 /** when_all(f1, f2, ...) returns a future of std::tuple<future<T1>,
  * future<T2>, ...>, ready when all are (as the range form). */
-template <class... Fs, class = std::enable_if_t<(detail::is_future<std::decay_t<Fs>>::value && ...)>>
+template <class... Fs,
+          class = std::enable_if_t<(detail::is_future<std::decay_t<Fs>>::value && ...)>>
 auto when_all(Fs &&...fs)
 {
 	std::vector<weft_task *> after;
@@ -1339,8 +1342,10 @@ auto when_all(Fs &&...fs)
 
 namespace detail
 {
-template <class It> using if_random_access = std::enable_if_t<std::is_base_of_v<
-        std::random_access_iterator_tag, typename std::iterator_traits<It>::iterator_category>>;
+template <class It>
+using if_random_access =
+        std::enable_if_t<std::is_base_of_v<std::random_access_iterator_tag,
+                                           typename std::iterator_traits<It>::iterator_category>>;
 
 template <class Get, class F> struct for_ctx {
 	Get get;
@@ -1501,8 +1506,7 @@ T parallel_reduce(I1 first, I2 last, T init, Op op, F f, std::size_t grain = 0)
 
 /** parallel_reduce over a random-access range: f is called with each
  * element (see the index form). */
-template <class It, class T, class Op, class F, class = detail::if_random_access<It>,
-          class = void>
+template <class It, class T, class Op, class F, class = detail::if_random_access<It>, class = void>
 T parallel_reduce(It first, It last, T init, Op op, F f, std::size_t grain = 0)
 {
 	auto n = last - first;
@@ -1762,7 +1766,7 @@ template <class T> class channel
       public:
 	/** A channel with room for capacity values. */
 	explicit channel(std::size_t capacity = 0)
-	        : buf_(capacity ? ::operator new(capacity * sizeof(slot)) : nullptr)
+	    : buf_(capacity ? ::operator new(capacity * sizeof(slot)) : nullptr)
 	{
 		weft_chan_init(&c_, sizeof(slot), capacity, buf_);
 	}
@@ -1887,7 +1891,8 @@ inline void yield() noexcept
 }
 /** sleep_for waits at least d: a fiber parks on its worker's timer, a
  * thread sleeps (weft_sleep_ns). */
-template <class Rep, class Period> void sleep_for(const std::chrono::duration<Rep, Period> &d) noexcept
+template <class Rep, class Period>
+void sleep_for(const std::chrono::duration<Rep, Period> &d) noexcept
 {
 	weft_sleep_ns(detail::timeout_ns(d));
 }

@@ -16,13 +16,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <condition_variable>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -43,20 +43,20 @@ void fail(const char *file, int line, const char *what)
 		std::fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
 }
 
-#define CHECK(cond)                                        \
-	do {                                               \
-		if (!(cond))                               \
-			fail(__FILE__, __LINE__, #cond);   \
+#define CHECK(cond)                                      \
+	do {                                             \
+		if (!(cond))                             \
+			fail(__FILE__, __LINE__, #cond); \
 	} while (0)
-#define CHECK_EQ(a, b)                                                              \
-	do {                                                                        \
-		auto a_ = (a);                                                      \
-		auto b_ = (b);                                                      \
-		if (!(a_ == b_)) {                                                  \
-			std::fprintf(stderr, "  %s = %lld, %s = %lld\n", #a,       \
-			             (long long)a_, #b, (long long)b_);             \
-			fail(__FILE__, __LINE__, #a " == " #b);                     \
-		}                                                                   \
+#define CHECK_EQ(a, b)                                                                          \
+	do {                                                                                    \
+		auto a_ = (a);                                                                  \
+		auto b_ = (b);                                                                  \
+		if (!(a_ == b_)) {                                                              \
+			std::fprintf(stderr, "  %s = %lld, %s = %lld\n", #a, (long long)a_, #b, \
+			             (long long)b_);                                            \
+			fail(__FILE__, __LINE__, #a " == " #b);                                 \
+		}                                                                               \
 	} while (0)
 
 // ------------------------------------------------------------------ counted
@@ -342,7 +342,8 @@ void future_values(weft::runtime &rt)
 	auto fi = weft::async([](int a, int b) { return a * b; }, 6, 7);
 	auto fs = weft::async(rt, [] { return std::string(100, 'x'); });
 	auto fc = weft::async([] { return Counted(5); });
-	auto fu = weft::async([p = std::make_unique<Counted>(9)]() mutable { return std::move(p); });
+	auto fu =
+	        weft::async([p = std::make_unique<Counted>(9)]() mutable { return std::move(p); });
 	std::atomic<int> side{0};
 	auto fv = weft::async([&side] { side = 1; });
 	CHECK(fi.valid());
@@ -567,9 +568,9 @@ void when_all_many(weft::runtime &)
 	});
 	CHECK_EQ(inner.get(), 999L * 1000 / 2);
 
-	auto tup = weft::when_all(weft::async([] { return 1; }),
-	                          weft::async([] { return std::string("two"); }),
-	                          weft::async([] {}));
+	auto tup =
+	        weft::when_all(weft::async([] { return 1; }),
+	                       weft::async([] { return std::string("two"); }), weft::async([] {}));
 	auto t = tup.get();
 	CHECK_EQ(std::get<0>(t).get(), 1);
 	CHECK(std::get<1>(t).get() == "two");
@@ -634,7 +635,8 @@ void for_loops(weft::runtime &)
 			break;
 		}
 	std::atomic<long> calls{0};
-	weft::parallel_for(-50, 50, [&calls](int i) { calls += i + 50; }, 7);
+	weft::parallel_for(
+	        -50, 50, [&calls](int i) { calls += i + 50; }, 7);
 	CHECK_EQ(calls.load(), 99L * 100 / 2);
 	weft::parallel_for(10, 10, [&calls](int) { calls = -1; });
 	CHECK(calls.load() != -1);
@@ -642,7 +644,8 @@ void for_loops(weft::runtime &)
 	auto f = weft::async([] {
 		std::vector<long> w(1000, 0);
 		weft::parallel_for(0, 10, [&w](int i) {
-			weft::parallel_for(i * 100, i * 100 + 100, [&w](int j) { w[(size_t)j] = j; });
+			weft::parallel_for(i * 100, i * 100 + 100,
+			                   [&w](int j) { w[(size_t)j] = j; });
 		});
 		return std::accumulate(w.begin(), w.end(), 0L);
 	});
@@ -751,7 +754,8 @@ void condvar_queue(weft::runtime &rt)
 	std::unique_lock<weft::mutex> lk(m);
 	CHECK(not_empty.wait_for(lk, std::chrono::milliseconds(5)) == std::cv_status::timeout);
 	CHECK(!not_empty.wait_for(lk, std::chrono::milliseconds(5), [&] { return done; }));
-	CHECK(!not_empty.wait_until(lk, std::chrono::steady_clock::now() + std::chrono::milliseconds(2),
+	CHECK(!not_empty.wait_until(lk,
+	                            std::chrono::steady_clock::now() + std::chrono::milliseconds(2),
 	                            [&] { return done; }));
 }
 
