@@ -812,7 +812,8 @@ struct state_base {
 
 inline void release(state_base *s) noexcept
 {
-	if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+	/* A task's state has one owner, its future: no atomic to count. */
+	if (s->is_task || s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
 		s->destroy(s);
 }
 
