@@ -1,4 +1,4 @@
-/* seed-sort: the seed's two-way parallel sort (CMPE108C project/sorting)
+/* seed-sort: the seed's two-way parallel sort (CMPE 180C project/sorting)
  * written on weft's seed-compatible scheduler API
  * (include/weft/compat/sched.h).
  *
@@ -114,6 +114,7 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("seed-sort");
 	const char *prog = argv[0];
 	const char *pos[2];
 	int npos = 0;
@@ -225,7 +226,8 @@ int main(int argc, char **argv)
 	if (!quiet)
 		print_array(a, len);
 	else if (bad < 0)
-		printf("sorted %ld ints with %d workers in %.3f ms\n", len, workers, ms);
+		printf("sorted %ld int%s with %d worker%s in %.3f ms\n", len, cli_plural(len),
+		       workers, cli_plural(workers), ms);
 	free(a);
 	if (bad >= 0) {
 		fprintf(stderr, "%s: NOT SORTED at index %ld\n", prog, bad);

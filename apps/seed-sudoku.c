@@ -1,4 +1,4 @@
-/* seed-sudoku: the seed's sudoku validator (CMPE108C project/sudoku) written
+/* seed-sudoku: the seed's sudoku validator (CMPE 180C project/sudoku) written
  * on weft's seed-compatible scheduler API (include/weft/compat/sched.h).
  *
  *   seed-sudoku [--invalid] <threads>
@@ -106,6 +106,7 @@ static bool parse_threads(const char *s, int *out)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("seed-sudoku");
 	const char *prog = argv[0];
 	const char *threads_arg = NULL;
 	bool invalid = false;

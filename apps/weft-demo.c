@@ -129,9 +129,12 @@ static void workloads(bool quick)
 	            {WEFT_MODEL_SPAWN, 2},
 	            {WEFT_MODEL_FIBERS, 1},
 	            {WEFT_MODEL_MN, 2}};
+	_Static_assert(sizeof(runs) / sizeof(runs[0]) == 5, "N_RUNS");
+	enum { R_THREADS2 = 1, R_SPAWN = 2, R_FIBERS = 3, R_MN = 4, N_RUNS = 5 };
+	double compute_ms[N_RUNS], us_tiny[N_RUNS];
 	uint64_t first_sum = 0;
 	bool same = true;
-	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+	for (size_t r = 0; r < N_RUNS; r++) {
 		weft_rt *rt = start(runs[r].model, runs[r].workers, WEFT_POLICY_PRIORITY);
 		weft_config eff;
 		weft_rt_config(rt, &eff);
@@ -148,15 +151,27 @@ static void workloads(bool quick)
 		if (r == 0)
 			first_sum = sum;
 		same = same && sum == first_sum && atomic_load(&tiny_runs) == n_tiny;
+		compute_ms[r] = c_ms;
+		us_tiny[r] = t_ms * 1e3 / (double)n_tiny;
 		printf("   %-8s %7d  %-8s %11.1f %9.1f %14.2f  %016llx\n",
 		       weft_model_name(eff.model), eff.workers, weft_policy_name(eff.policy), c_ms,
-		       t_ms, t_ms * 1e3 / (double)n_tiny, (unsigned long long)sum);
+		       t_ms, us_tiny[r], (unsigned long long)sum);
 	}
 	printf("\n   %s\n", same ? "Same results under every configuration."
 	                         : "RESULTS DIFFER between configurations!");
-	printf("   spawn creates and joins a kernel thread per task: compare us/tiny task.\n"
-	       "   mn runs every task as a fiber (a stack only if it waits) over work-stealing\n"
-	       "   kernel workers: the fibers' cheap tasks, on both cores.\n\n");
+	/* Read from the table above, not assumed: a loaded machine can turn
+	 * any of these around. */
+	printf("   spawn creates and joins a kernel thread per task: %.2f us per tiny task,\n"
+	       "   %.1f times the %.2f us of threads with 2 workers.\n",
+	       us_tiny[R_SPAWN], us_tiny[R_SPAWN] / us_tiny[R_THREADS2], us_tiny[R_THREADS2]);
+	double gain = compute_ms[R_FIBERS] / compute_ms[R_MN];
+	printf("   mn runs every task as a fiber over work-stealing kernel workers: %.2f us\n"
+	       "   per tiny task (fibers %.2f), and computed %.2f times as fast as fibers'\n"
+	       "   one worker%s.\n\n",
+	       us_tiny[R_MN], us_tiny[R_FIBERS], gain,
+	       gain >= 1.3   ? ": both cores at work"
+	       : gain >= 0.8 ? ": no gain from its second worker in this run"
+	                     : ", slower in this run");
 	free(work);
 	free(tasks);
 }
@@ -213,8 +228,10 @@ static void open_gate(gate_t *g)
 
 /* One worker is held by a gate task while the 8 tasks are posted, so they
  * are all queued when it is released: the order they run in is the
- * policy's. */
-static void priority_run(weft_model model, weft_policy policy)
+ * policy's. Returns whether it was (priority: smaller first, equal ones in
+ * post order; fifo: post order), or true when the environment gave more
+ * workers and no order is defined. */
+static bool priority_run(weft_model model, weft_policy policy)
 {
 	weft_rt *rt = start(model, 1, policy);
 	weft_config eff;
@@ -260,6 +277,20 @@ static void priority_run(weft_model model, weft_policy policy)
 	if (eff.workers != 1)
 		printf("   [%d workers from the environment: order not defined]", eff.workers);
 	printf("\n");
+	if (eff.workers != 1)
+		return true;
+	if (atomic_load(&log.n) != N_PRIO)
+		return false;
+	int want[N_PRIO];
+	for (int i = 0; i < N_PRIO; i++)
+		want[i] = i;
+	for (int i = 1; eff.policy == WEFT_POLICY_PRIORITY && i < N_PRIO; i++) /* stable */
+		for (int j = i; j > 0 && prios[want[j - 1]] > prios[want[j]]; j--) {
+			int t = want[j];
+			want[j] = want[j - 1];
+			want[j - 1] = t;
+		}
+	return memcmp(want, log.order, sizeof(want)) == 0;
 }
 
 static void priority_demo(void)
@@ -269,15 +300,18 @@ static void priority_demo(void)
 	for (int i = 0; i < N_PRIO; i++)
 		printf(" %c(%d)", names[i], prios[i]);
 	printf("\n");
-	priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_PRIORITY);
-	priority_run(WEFT_MODEL_SPAWN, WEFT_POLICY_PRIORITY);
-	priority_run(WEFT_MODEL_FIBERS, WEFT_POLICY_PRIORITY);
-	priority_run(WEFT_MODEL_MN, WEFT_POLICY_PRIORITY);
-	priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_FIFO);
+	bool ordered = priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_PRIORITY);
+	ordered &= priority_run(WEFT_MODEL_SPAWN, WEFT_POLICY_PRIORITY);
+	ordered &= priority_run(WEFT_MODEL_FIBERS, WEFT_POLICY_PRIORITY);
+	ordered &= priority_run(WEFT_MODEL_MN, WEFT_POLICY_PRIORITY);
+	ordered &= priority_run(WEFT_MODEL_THREADS, WEFT_POLICY_FIFO);
 	printf("   priority: smaller first, equal priorities in post order (b, d, h);\n"
-	       "   fifo: post order. The same under every model (under mn for tasks posted\n"
-	       "   from outside; a task's own posts run work-first on its worker and may be\n"
-	       "   stolen, so their order is not kept; mn refuses random, psjf and mlfq).\n\n");
+	       "   fifo: post order. %s\n"
+	       "   (Under mn for tasks posted from outside; a task's own posts run work-first\n"
+	       "   on its worker and may be stolen, so their order is not kept; mn refuses\n"
+	       "   random, psjf and mlfq.)\n\n",
+	       ordered ? "Every run above kept that order."
+	               : "NOT every run above kept that order: see the lines above.");
 }
 
 /* ------------------------------------------------------------ 4. waiting */
@@ -372,6 +406,8 @@ static void mixed_demo(bool quick)
 		weft_model model;
 		int workers;
 	} runs[] = {{WEFT_MODEL_FIBERS, 1}, {WEFT_MODEL_MN, 2}};
+	double comp_ms[2], cores[2], wall_ms[2];
+	int busy_workers[2];
 	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
 		weft_rt *rt = start(runs[r].model, runs[r].workers, WEFT_POLICY_FIFO);
 		weft_config eff;
@@ -393,25 +429,34 @@ static void mixed_demo(bool quick)
 			die("weft_post", rc);
 		weft_wait_all(rt);
 		double wall = now_ms() - t0, cpu = cpu_ms() - c0;
-		printf("   %-7s %d worker(s): %7.1f ms (computation %.1f ms), CPU time %.1f ms = "
+		comp_ms[r] = mix.compute_ms;
+		wall_ms[r] = wall;
+		cores[r] = wall > 0 ? cpu / wall : 0.0;
+		printf("   %-7s %d worker%s: %7.1f ms (computation %.1f ms), CPU time %.1f ms = "
 		       "%.2f cores\n",
-		       weft_model_name(eff.model), eff.workers, wall, mix.compute_ms, cpu,
-		       wall > 0 ? cpu / wall : 0.0);
+		       weft_model_name(eff.model), eff.workers, cli_plural(eff.workers), wall,
+		       mix.compute_ms, cpu, cores[r]);
 		printf("     compute tasks per worker:");
-		for (int k = 0; k < eff.workers && k < MIX_MAX_WORKERS; k++)
-			printf("%s worker %d: %ld (%.1f ms)", k ? ";" : "", k,
-			       atomic_load(&mix.chunks_on[k]),
+		busy_workers[r] = 0;
+		for (int k = 0; k < eff.workers && k < MIX_MAX_WORKERS; k++) {
+			long n = atomic_load(&mix.chunks_on[k]);
+			busy_workers[r] += n > 0;
+			printf("%s worker %d: %ld (%.1f ms)", k ? ";" : "", k, n,
 			       (double)atomic_load(&mix.us_on[k]) / 1e3);
+		}
 		printf("\n");
 		static const char *const lines[] = {"weft: fiber switches", "weft: steals", NULL};
 		print_stats_lines(rt, lines);
 		weft_rt_destroy(rt);
 	}
 	printf("   threads with 2 workers would hold a worker per sleep: %d x %lld ms / 2 =\n"
-	       "   %.1f s. fibers overlaps the sleeps but computes on one core; mn parks the\n"
-	       "   sleepers and the waiting root (parks) and shares the computation between\n"
-	       "   its workers (steals), so it uses both cores.\n\n",
-	       N_SLEEPERS, (long long)(ns / 1000000), N_SLEEPERS * (double)ns / 2 / 1e9);
+	       "   %.1f s. fibers took %.1f ms in all, on one core (%.2f cores); mn parked\n"
+	       "   the sleepers and the waiting root, ran the computation on %d of its\n"
+	       "   workers (%.2f cores) and finished it in %.2f times fibers' time%s.\n\n",
+	       N_SLEEPERS, (long long)(ns / 1000000), N_SLEEPERS * (double)ns / 2 / 1e9, wall_ms[0],
+	       cores[0], busy_workers[1], cores[1], comp_ms[1] / comp_ms[0],
+	       comp_ms[1] < 0.8 * comp_ms[0] ? ""
+	                                     : "\n   (no gain from the second core in this run)");
 }
 
 /* Tasks that wait: on kernel-thread models each waiting task holds a
@@ -428,7 +473,9 @@ static void waiting_demo(bool quick)
 		weft_model model;
 		int workers;
 	} runs[] = {{WEFT_MODEL_THREADS, 2}, {WEFT_MODEL_FIBERS, 1}, {WEFT_MODEL_MN, 2}};
-	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+	enum { N_RUNS = sizeof(runs) / sizeof(runs[0]) };
+	double ms[N_RUNS];
+	for (size_t r = 0; r < N_RUNS; r++) {
 		weft_rt *rt = start(runs[r].model, runs[r].workers, WEFT_POLICY_FIFO);
 		double t0 = now_ms();
 		for (int i = 0; i < N_NAPS; i++) {
@@ -438,12 +485,25 @@ static void waiting_demo(bool quick)
 				die("weft_post", rc);
 		}
 		weft_wait_all(rt);
-		printf("   %-8s %d worker(s): %7.1f ms\n", weft_model_name(runs[r].model),
-		       runs[r].workers, now_ms() - t0);
+		ms[r] = now_ms() - t0;
+		printf("   %-8s %d worker%s: %7.1f ms\n", weft_model_name(runs[r].model),
+		       runs[r].workers, cli_plural(runs[r].workers), ms[r]);
 		weft_rt_destroy(rt);
 	}
-	printf("   threads: each sleep holds a worker; fibers and mn: a sleeping fiber parks\n"
-	       "   and its worker runs the others, so the sleeps overlap.\n\n");
+	/* In lengths of one sleep: threads holds a worker per sleep (N / 2
+	 * back to back); a parked fiber frees its worker, so the sleeps
+	 * overlap and take about one length. Said from what was measured. */
+	double sleep_ms = (double)ns / 1e6;
+	printf("   threads took %.1f sleep lengths (%d sleeps, 2 workers: %d back to back)%s\n",
+	       ms[0] / sleep_ms, N_NAPS, N_NAPS / 2,
+	       ms[0] >= 0.8 * sleep_ms * N_NAPS / 2 ? ":\n   each sleep held a worker." : ".");
+	for (size_t r = 1; r < N_RUNS; r++)
+		printf("   %s took %.1f: %s\n", weft_model_name(runs[r].model), ms[r] / sleep_ms,
+		       ms[r] < 0.25 * ms[0]
+		               ? "the sleeps overlapped (a sleeping fiber parks and its "
+		                 "worker\n   runs the others)."
+		               : "the sleeps did not overlap much in this run.");
+	printf("\n");
 	mixed_demo(quick);
 }
 
@@ -472,6 +532,8 @@ static void spin_pair(void *arg)
 static void preemption_demo(void)
 {
 	printf("5. Preemption: two fibers that compute for 150 ms each and never yield\n");
+	long turns[2];
+	unsigned long long preemptions[2];
 	for (int preempt = 0; preempt < 2; preempt++) {
 		weft_config cfg;
 		weft_config_init(&cfg);
@@ -495,15 +557,30 @@ static void preemption_demo(void)
 		weft_wait_all(rt);
 		weft_stats st;
 		weft_stats_get(rt, &st);
-		printf("   WEFT_PREEMPT=%-5s %6.1f ms, %3llu preemptions, fibers saw each other "
-		       "progress %ld times\n",
-		       weft_preempt_name(cfg.preempt), now_ms() - t0,
-		       (unsigned long long)st.preemptions, atomic_load(&spin_turns));
+		turns[preempt] = atomic_load(&spin_turns);
+		preemptions[preempt] = (unsigned long long)st.preemptions;
+		printf("   WEFT_PREEMPT=%-5s %6.1f ms, %3llu preemption%s, fibers saw each other "
+		       "progress %ld time%s\n",
+		       weft_preempt_name(cfg.preempt), now_ms() - t0, preemptions[preempt],
+		       cli_plural((long long)preemptions[preempt]), turns[preempt],
+		       cli_plural(turns[preempt]));
 		weft_rt_destroy(rt);
 	}
-	printf("   off: the second fiber starts only when the first ends; timer (1 ms\n"
-	       "   quantum): they alternate, switched only at safe points in their own\n"
-	       "   code (never inside libc or weft: docs/fibers.md).\n\n");
+	if (turns[0] == 0)
+		printf("   off: the fibers never saw each other move: the second started when the\n"
+		       "   first ended.");
+	else
+		printf("   off: the fibers saw each other move %ld time%s (not preempted: did one\n"
+		       "   block?).",
+		       turns[0], cli_plural(turns[0]));
+	if (preemptions[1] > 0 && turns[1] > 0)
+		printf("\n   timer (1 ms quantum): they alternated, switched only at safe points "
+		       "in\n"
+		       "   their own code (never inside libc or weft: docs/fibers.md).\n\n");
+	else
+		printf("\n   timer (1 ms quantum): they did NOT alternate in this run (%llu\n"
+		       "   preemption%s).\n\n",
+		       preemptions[1], cli_plural((long long)preemptions[1]));
 }
 
 /* ------------------------------------------------------------ 3. run time */
@@ -519,15 +596,16 @@ static void show_env(void)
 	printf("\n");
 }
 
-static void show_effective(const char *label)
+static weft_stats show_effective(const char *label)
 {
 	weft_rt *rt = start(WEFT_MODEL_THREADS, 1, WEFT_POLICY_PRIORITY);
 	weft_stats s;
 	weft_stats_get(rt, &s);
-	printf("   %-34s -> model %s, %d worker(s) (from %s), policy %s\n", label,
-	       weft_model_name(s.model), s.workers, weft_workers_source_name(s.workers_source),
-	       weft_policy_name(s.policy));
+	printf("   %-34s -> model %s, %d worker%s (from %s), policy %s\n", label,
+	       weft_model_name(s.model), s.workers, cli_plural(s.workers),
+	       weft_workers_source_name(s.workers_source), weft_policy_name(s.policy));
 	weft_rt_destroy(rt);
+	return s;
 }
 
 static char *saved_env(const char *var)
@@ -555,12 +633,15 @@ static void runtime_selection(void)
 	setenv("WEFT_MODEL", "spawn", 1);
 	setenv("WEFT_WORKERS", "2", 1);
 	setenv("WEFT_POLICY", "fifo", 1);
-	show_effective("WEFT_MODEL=spawn WEFT_WORKERS=2 ...");
+	weft_stats s = show_effective("WEFT_MODEL=spawn WEFT_WORKERS=2 ...");
 	restore_env("WEFT_MODEL", model);
 	restore_env("WEFT_WORKERS", workers);
 	restore_env("WEFT_POLICY", policy);
-	printf("   The environment wins over code, so a built binary is retuned without\n"
-	       "   rebuilding; it is read once, when the runtime is created.\n\n");
+	if (s.model == WEFT_MODEL_SPAWN && s.workers == 2 && s.policy == WEFT_POLICY_FIFO)
+		printf("   The environment won over code, so a built binary is retuned without\n"
+		       "   rebuilding; it is read once, when the runtime is created.\n\n");
+	else
+		printf("   The environment did NOT win over code here (see the line above).\n\n");
 }
 
 /* ------------------------------------------------------------ 4. seed apps */
@@ -650,7 +731,7 @@ static void seed_apps(void)
 	static const char *const spawn_env[] = {"WEFT_MODEL=spawn", "WEFT_WORKERS=2", NULL};
 	run_app(self, spawn_env, "seed-sort", sort_args);
 	printf("   The seed's own sudoku.c and sort.c build unchanged against weft with\n"
-	       "   -I include/weft/compat (docs/compat.md).\n");
+	       "   -I include/weft/compat (docs/seeds/compat.md).\n");
 	printf("   Seed 004's vector_multiply on its thread-worker API (psjf, timer):\n");
 	static const char *const vm_args[] = {"6", "300000", NULL};
 	run_app(self, NULL, "seed004/vector_multiply", vm_args);
@@ -660,7 +741,7 @@ static void seed_apps(void)
 
 /* ------------------------------------------------------------ 7. apps */
 
-/* The seed applications written once against the native API (docs/apps.md),
+/* The seed applications written once against the native API (docs/seeds/apps.md),
  * each run with the model chosen in its environment. */
 static void applications(void)
 {
@@ -693,6 +774,7 @@ static void applications(void)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("weft-demo");
 	enum { OPT_VERSION = 256, OPT_QUICK };
 	static const struct option longopts[] = {
 	        {"help", no_argument, NULL, 'h'},

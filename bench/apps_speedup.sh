@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # apps_speedup.sh: measures the speedup bars of the three CPU applications
-# (docs/apps-cpu.md) on one model (--model, default threads), 1 worker
+# (docs/seeds/apps-cpu.md) on one model (--model, default threads), 1 worker
 # against 2, and with --compare M2 that model against M2 at 2 workers in the
 # same run (the mn bar: within 5% of threads).
 #
@@ -23,6 +23,7 @@
 # another count. BUILD_DIR defaults to build/release.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$root/scripts/cli.sh"
 reps=5 quick=0 only="" build="" model=threads compare=""
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -32,6 +33,7 @@ while [[ $# -gt 0 ]]; do
 	--model) model=$2; shift 2 ;;
 	--compare) compare=$2; shift 2 ;;
 	-h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--version) cli_version apps_speedup.sh "$root"; exit 0 ;;
 	-*) echo "apps_speedup.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$1; shift ;;
 	esac

@@ -1,5 +1,7 @@
-/* What weft's benchmark programs share: the clock, medians and model
- * names. Header-only: each benchmark is one program of its own. */
+/* What weft's benchmark programs share: the clock, medians, model names,
+ * and --help, --version and option errors said as the applications say
+ * them (apps/common/cli.h). Header-only: each benchmark is one program of
+ * its own. */
 #ifndef WEFT_BENCH_UTIL_H
 #define WEFT_BENCH_UTIL_H
 
@@ -9,6 +11,34 @@
 #include <time.h>
 
 #include <weft/weft.h>
+
+#include "../apps/common/cli.h"
+
+/* getopt_long's val for --version (longopts: {"version", no_argument,
+ * NULL, BENCH_OPT_VERSION}; --help is 'h'). */
+#define BENCH_OPT_VERSION 256
+
+/* What a benchmark's getopt_long loop does with 'h' (usage on stdout),
+ * BENCH_OPT_VERSION (the version) and a refused option (the error and the
+ * usage on stderr, status 2; the option string must start with ':' and
+ * opterr be 0): returns the exit status. usage ends with a newline. */
+static inline int bench_help_version_or_error(const char *prog, int c, char **argv,
+                                              const struct option *longopts, const char *usage)
+{
+	if (c == 'h') {
+		fputs(usage, stdout);
+		if (fflush(stdout) == 0)
+			return 0;
+		cli_stdout_error(prog, "the standard output");
+		return 1;
+	}
+	if (c ==
+	    BENCH_OPT_VERSION) /* the header's: bench/mpi's baselines are not linked with weft */
+		return cli_print_version_of(prog, WEFT_VERSION);
+	cli_option_error(prog, c, argv, longopts);
+	fputs(usage, stderr);
+	return 2;
+}
 
 /* CLOCK_MONOTONIC in nanoseconds, as a double (differences of runs). */
 static inline double bench_now_ns(void)

@@ -43,7 +43,10 @@
 #include <ucontext.h>
 
 #include "fiber/context.h"
+#include <getopt.h>
 #include <weft/weft.h>
+
+#include "bench_util.h"
 
 #define PROG         "fiber_switch"
 #define DEFAULT_REPS 7
@@ -409,7 +412,7 @@ static long parse_count(const char *opt, const char *val)
 	char *end;
 	long v = val ? strtol(val, &end, 10) : 0;
 	if (!val || *end || v < 1) {
-		fprintf(stderr, PROG ": %s needs a positive integer\n", opt);
+		fprintf(stderr, PROG ": --%s needs a positive integer\n", opt);
 		exit(2);
 	}
 	return v;
@@ -417,38 +420,50 @@ static long parse_count(const char *opt, const char *val)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	long counts[CFG_COUNT] = {
 	        [CFG_YIELD] = 10000000, [CFG_SWAPCONTEXT] = 500000, [CFG_CREATE] = 2000000,
 	        [CFG_PTHREAD] = 5000,   [CFG_TASK_YIELD] = 2000000, [CFG_TASK_RUN] = 1000000,
 	};
 	int reps = DEFAULT_REPS, csv = 0;
 	long parked = 100000;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--switches") == 0)
-			counts[CFG_YIELD] = parse_count(a, v), i++;
-		else if (strcmp(a, "--swaps") == 0)
-			counts[CFG_SWAPCONTEXT] = parse_count(a, v), i++;
-		else if (strcmp(a, "--creates") == 0)
-			counts[CFG_CREATE] = parse_count(a, v), i++;
-		else if (strcmp(a, "--threads") == 0)
-			counts[CFG_PTHREAD] = parse_count(a, v), i++;
-		else if (strcmp(a, "--task-yields") == 0)
-			counts[CFG_TASK_YIELD] = parse_count(a, v), i++;
-		else if (strcmp(a, "--tasks") == 0)
-			counts[CFG_TASK_RUN] = parse_count(a, v), i++;
-		else if (strcmp(a, "--parked") == 0)
-			parked = parse_count(a, v), i++;
-		else if (strcmp(a, "--reps") == 0)
-			reps = (int)parse_count(a, v), i++;
-		else if (strcmp(a, "--csv") == 0)
+	enum { OPT_REPS = CFG_COUNT, OPT_PARKED, OPT_CSV, OPT_VERSION = BENCH_OPT_VERSION };
+	static const struct option opts[] = {
+	        {"switches", required_argument, NULL, CFG_YIELD},
+	        {"swaps", required_argument, NULL, CFG_SWAPCONTEXT},
+	        {"creates", required_argument, NULL, CFG_CREATE},
+	        {"threads", required_argument, NULL, CFG_PTHREAD},
+	        {"task-yields", required_argument, NULL, CFG_TASK_YIELD},
+	        {"tasks", required_argument, NULL, CFG_TASK_RUN},
+	        {"parked", required_argument, NULL, OPT_PARKED},
+	        {"reps", required_argument, NULL, OPT_REPS},
+	        {"csv", no_argument, NULL, OPT_CSV},
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {0}};
+	static const char usage[] =
+	        "usage: " PROG " [--switches N] [--swaps N] [--creates N] [--threads N]\n"
+	        "       [--task-yields N] [--tasks N] [--parked N] [--reps R] [--csv]\n"
+	        "       " PROG " --help | --version\n"
+	        "ns per fiber switch and per fiber create+run+join against swapcontext and\n"
+	        "pthread_create+join; medians of R repetitions (default 7).\n";
+	int c, li;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, &li)) != -1) {
+		if (c >= 0 && c < CFG_COUNT)
+			counts[c] = parse_count(opts[li].name, optarg);
+		else if (c == OPT_PARKED)
+			parked = parse_count("parked", optarg);
+		else if (c == OPT_REPS)
+			reps = (int)parse_count("reps", optarg);
+		else if (c == OPT_CSV)
 			csv = 1;
-		else {
-			fprintf(stderr, "usage: " PROG " [--switches N] [--swaps N] [--creates N] "
-			                "[--threads N] [--task-yields N] [--tasks N] [--parked N] "
-			                "[--reps R] [--csv]\n");
-			return 2;
-		}
+		else
+			return bench_help_version_or_error(PROG, c, argv, opts, usage);
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
 	}
 	if (reps > MAX_REPS) {
 		fprintf(stderr, PROG ": --reps is at most %d\n", MAX_REPS);

@@ -239,9 +239,10 @@ static void run_parked(weft_model model, int workers, long n)
 	double t2 = bench_now_ns();
 	if (atomic_load(&parked_done) != n)
 		die("parked: not every task finished");
-	printf("parked: %ld fibers on %s, %d worker(s): all parked after %.2f s, all done %.2f s "
+	printf("parked: %ld fibers on %s, %d worker%s: all parked after %.2f s, all done %.2f s "
 	       "later\n",
-	       n, weft_model_name(model), workers, (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+	       n, weft_model_name(model), workers, cli_plural(workers), (t1 - t0) / 1e9,
+	       (t2 - t1) / 1e9);
 	weft_rt_destroy(rt);
 	free(t);
 }
@@ -268,6 +269,7 @@ static int parse_list(const char *s, int *out, int max)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	const char *models_arg = "threads,fibers,mn";
 	int workers[8] = {1, 2}, nworkers = 2, reps = 5;
 	long parked = 0;
@@ -280,9 +282,17 @@ int main(int argc, char **argv)
 	                                     {"n", required_argument, 0, 'n'},
 	                                     {"parked", required_argument, 0, 'p'},
 	                                     {"help", no_argument, 0, 'h'},
+	                                     {"version", no_argument, 0, BENCH_OPT_VERSION},
 	                                     {0, 0, 0, 0}};
+	static const char usage[] =
+	        "usage: " PROG " [--models m1,m2] [--workers 1,2] [--reps R] [--small]\n"
+	        "       [--fib-small N] [--fib-large N] [--n N] [--parked N]\n"
+	        "       " PROG " --help | --version\n"
+	        "Waiting inside tasks on every model: fib spawn trees, post + wait, yield,\n"
+	        "channel ping-pong, N parked fibers (medians of R, default 5).\n";
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			models_arg = optarg;
@@ -312,12 +322,12 @@ int main(int argc, char **argv)
 			parked = atol(optarg);
 			break;
 		default:
-			fprintf(stderr,
-			        "usage: " PROG " [--models m1,m2] [--workers 1,2] [--reps R] "
-			        "[--small] [--fib-small N] [--fib-large N] [--n N] "
-			        "[--parked N]\n");
-			return c == 'h' ? 0 : 2;
+			return bench_help_version_or_error(PROG, c, argv, opts, usage);
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
 	}
 	if (reps < 1 || reps > MAX_REPS || nworkers < 1 || fib_small < 2 || fib_large < 2 ||
 	    n_ops < 4)

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <getopt.h>
 #include <weft/sync.h>
 
 #include "bench_util.h"
@@ -153,31 +154,44 @@ static double run_once(enum lock_kind kind, int nthreads, long pairs, bool timed
 	return (double)(last - first) / ((double)nthreads * (double)pairs);
 }
 
+static const char usage_text[] =
+        "usage: " PROG " [--pairs P] [--threads 2,8] [--reps R]\n"
+        "       " PROG " --help | --version\n"
+        "weft_mutex against pthread_mutex_t, hammered by plain kernel threads: ns per\n"
+        "lock/unlock pair (median of R, default 5) and the longest lock().\n";
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: " PROG " [--pairs P] [--threads 2,8] [--reps R]\n");
+	fputs(usage_text, stderr);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	long pairs = 1000000;
 	int reps = 5;
 	int counts[MAX_COUNTS] = {2, 8}, ncounts = 2;
-	for (int i = 1; i < argc; i++) {
-		if (i + 1 >= argc)
-			usage();
+	static const struct option opts[] = {{"pairs", required_argument, NULL, 'p'},
+	                                     {"reps", required_argument, NULL, 'r'},
+	                                     {"threads", required_argument, NULL, 't'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
+	                                     {0}};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		char *end;
-		if (!strcmp(argv[i], "--pairs")) {
-			pairs = strtol(argv[++i], &end, 10);
+		if (c == 'p') {
+			pairs = strtol(optarg, &end, 10);
 			if (*end || pairs < 1)
 				usage();
-		} else if (!strcmp(argv[i], "--reps")) {
-			reps = (int)strtol(argv[++i], &end, 10);
+		} else if (c == 'r') {
+			reps = (int)strtol(optarg, &end, 10);
 			if (*end || reps < 1 || reps > MAX_REPS)
 				usage();
-		} else if (!strcmp(argv[i], "--threads")) {
-			char *s = argv[++i];
+		} else if (c == 't') {
+			char *s = optarg;
 			ncounts = 0;
 			for (;;) {
 				long n = strtol(s, &end, 10);
@@ -191,9 +205,11 @@ int main(int argc, char **argv)
 				s = end + 1;
 			}
 		} else {
-			usage();
+			return bench_help_version_or_error(PROG, c, argv, opts, usage_text);
 		}
 	}
+	if (optind < argc)
+		usage();
 
 	static double ns[MAX_COUNTS][KINDS][MAX_REPS];
 	static int64_t worst[MAX_COUNTS][KINDS];

@@ -203,20 +203,24 @@ static int parse_list(const char *arg, int *out)
 	return n;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: " PROG " [--models mn,threads] [--workers 1,2,4,8,16] [--reps R] "
-	           "[--only WORKLOAD] [--small]\n"
-	           "workloads: spawn-join fib-plain fib-join spawn-wait pfor-64k\n");
-}
+static const char usage[] =
+        "usage: " PROG " [--models mn,threads] [--workers 1,2,4,8,16] [--reps R]\n"
+        "       [--only WORKLOAD] [--small]\n"
+        "       " PROG " --help | --version\n"
+        "workloads: spawn-join fib-plain fib-join spawn-wait pfor-64k\n";
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	static const struct option opts[] = {
-	        {"models", required_argument, NULL, 'm'}, {"workers", required_argument, NULL, 'w'},
-	        {"reps", required_argument, NULL, 'r'},   {"only", required_argument, NULL, 'o'},
-	        {"small", no_argument, NULL, 's'},        {"help", no_argument, NULL, 'h'},
-	        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	        {"models", required_argument, NULL, 'm'},
+	        {"workers", required_argument, NULL, 'w'},
+	        {"reps", required_argument, NULL, 'r'},
+	        {"only", required_argument, NULL, 'o'},
+	        {"small", no_argument, NULL, 's'},
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, BENCH_OPT_VERSION},
+	        {NULL, 0, NULL, 0},
 	};
 	weft_model models[8];
 	int nmodels = 0, workers[MAX_LIST] = {1, 2, 4, 8, 16}, nworkers = 5, reps = 3, only = -1;
@@ -224,7 +228,8 @@ int main(int argc, char **argv)
 	models[nmodels++] = WEFT_MODEL_MN;
 	models[nmodels++] = WEFT_MODEL_THREADS;
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': {
 			nmodels = 0;
@@ -265,19 +270,12 @@ int main(int argc, char **argv)
 		case 's':
 			small = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			printf(PROG " (weft %s)\n", weft_version());
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return bench_help_version_or_error(PROG, c, argv, opts, usage);
 		}
 	}
 	if (optind < argc) {
-		usage(stderr);
+		fprintf(stderr, PROG ": unexpected argument '%s'\n%s", argv[optind], usage);
 		return 2;
 	}
 	join_n = small ? 2000 : 200000;

@@ -43,6 +43,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -55,6 +56,8 @@
 #include <unistd.h>
 
 #include <weft/weft.h>
+
+#include "bench_util.h"
 
 #define PROG              "post_throughput"
 #define DEFAULT_TASKS     1000000L
@@ -693,7 +696,8 @@ static void usage(FILE *out)
 	        "mutex-fifo\n"
 	        "  --seed S           seed for the random priorities (default 1)\n"
 	        "  --csv              print CSV on stdout (machine description goes to stderr)\n"
-	        "  --help             this text\n",
+	        "  --help             this text\n"
+	        "  --version          the weft version\n",
 	        DEFAULT_TASKS, DEFAULT_SPAWN, DEFAULT_REPS, MIN_REPS);
 }
 
@@ -765,41 +769,55 @@ static void parse_args(struct options *o, int argc, char **argv)
 	o->csv = false;
 	o->seed = 1;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+	static const struct option opts[] = {{"tasks", required_argument, NULL, 't'},
+	                                     {"spawn-tasks", required_argument, NULL, 's'},
+	                                     {"reps", required_argument, NULL, 'r'},
+	                                     {"workers", required_argument, NULL, 'w'},
+	                                     {"only", required_argument, NULL, 'o'},
+	                                     {"seed", required_argument, NULL, 'S'},
+	                                     {"csv", no_argument, NULL, 'c'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
+	                                     {0}};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			o->tasks = parse_long("--tasks", optarg, 1, 1L << 30);
+			break;
+		case 's':
+			o->spawn_tasks = parse_long("--spawn-tasks", optarg, 1, 1L << 30);
+			spawn_set = true;
+			break;
+		case 'r':
+			o->reps = (int)parse_long("--reps", optarg, 1, 1000);
+			break;
+		case 'w':
+			parse_workers(o, optarg);
+			break;
+		case 'o':
+			parse_only(o, optarg);
+			break;
+		case 'S':
+			o->seed = (uint64_t)parse_long("--seed", optarg, 1, 0x7fffffffL);
+			break;
+		case 'c':
+			o->csv = true;
+			break;
+		case 'h':
 			usage(stdout);
 			exit(0);
-		} else if (strcmp(a, "--csv") == 0) {
-			o->csv = true;
-			continue;
+		default:
+			if (c != BENCH_OPT_VERSION)
+				usage(stderr);
+			exit(bench_help_version_or_error(PROG, c, argv, opts, ""));
 		}
-		if (v == NULL) {
-			usage(stderr);
-			fprintf(stderr, PROG ": unknown option or missing value: %s\n", a);
-			exit(2);
-		}
-		if (strcmp(a, "--tasks") == 0) {
-			o->tasks = parse_long(a, v, 1, 1L << 30);
-		} else if (strcmp(a, "--spawn-tasks") == 0) {
-			o->spawn_tasks = parse_long(a, v, 1, 1L << 30);
-			spawn_set = true;
-		} else if (strcmp(a, "--reps") == 0) {
-			o->reps = (int)parse_long(a, v, 1, 1000);
-		} else if (strcmp(a, "--workers") == 0) {
-			parse_workers(o, v);
-		} else if (strcmp(a, "--only") == 0) {
-			parse_only(o, v);
-		} else if (strcmp(a, "--seed") == 0) {
-			o->seed = (uint64_t)parse_long(a, v, 1, 0x7fffffffL);
-		} else {
-			usage(stderr);
-			fprintf(stderr, PROG ": unknown option: %s\n", a);
-			exit(2);
-		}
-		i++;
+	}
+	if (optind < argc) {
+		usage(stderr);
+		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+		exit(2);
 	}
 	if (!spawn_set && o->spawn_tasks > o->tasks)
 		o->spawn_tasks = o->tasks;
@@ -838,6 +856,7 @@ static void unset_weft_env(void)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	struct options o;
 	struct bench b;
 	long max_n;
@@ -934,8 +953,8 @@ int main(int argc, char **argv)
 				format_ratio(ratio, sizeof(ratio),
 				             sum[CFG_THREADS_FIFO][wi].median /
 				                     sum[CFG_SPAWN][wi].median);
-				printf("spawn vs threads-fifo, %d worker(s): %s per task\n",
-				       o.workers[wi], ratio);
+				printf("spawn vs threads-fifo, %d worker%s: %s per task\n",
+				       o.workers[wi], cli_plural(o.workers[wi]), ratio);
 			}
 		}
 	}

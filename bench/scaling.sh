@@ -64,6 +64,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
+. "$root/scripts/cli.sh"
 
 usage() {
 	awk '/^#   bench\/scaling.sh/, /^#   -h, --help/' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
@@ -98,6 +99,7 @@ while (($#)); do
 	--no-runtimes) runtimes=0 ;;
 	--no-build) build_rt=0 ;;
 	-h | --help) usage; exit 0 ;;
+	--version) cli_version scaling.sh "$root"; exit 0 ;;
 	-*) bad "unknown option $1" ;;
 	*) [[ -z $build ]] || bad "one BUILD_DIR only ('$build', '$1')"; build=$1 ;;
 	esac

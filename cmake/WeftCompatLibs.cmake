@@ -21,7 +21,7 @@
 set(WEFT_COMPAT_DROPINS tsl worker sched)
 set(_weft_dropin_what_tsl "the seed Thread Support Library (tsl.h)")
 set(_weft_dropin_what_worker "the Rutgers thread-worker API (thread-worker.h)")
-set(_weft_dropin_what_sched "the CMPE108C scheduler API (sched.h)")
+set(_weft_dropin_what_sched "the CMPE 180C scheduler API (sched.h)")
 # Where a program that uses weft's header instead of its own finds it.
 set(_weft_dropin_inc_tsl "weft/compat")
 set(_weft_dropin_inc_worker "weft/compat/benchmarks")

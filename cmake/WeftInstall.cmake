@@ -1,11 +1,14 @@
-# Install rules: headers, libweft.a, libweft.so.0, weft.pc and the CMake
-# package (weftConfig.cmake, weftConfigVersion.cmake, weftTargets.cmake) so
+# Install rules: headers, libweft.a, libweft.so.0, weft.pc, the CMake
+# package (weftConfig.cmake, weftConfigVersion.cmake, weftTargets.cmake) and,
+# when Doxygen is found, the HTML API reference, so
 # that consumers can use pkg-config or find_package(weft) -> weft::weft,
-# weft::weft_static. Included from the root CMakeLists.txt.
+# weft::weft_static (cmake/WeftMPI.cmake adds weft::weft_mpi and weft-mpi.pc).
+# Included from the root CMakeLists.txt.
 #
 # With WEFT_INSTALL_TEST, adds the ctest tests install.find_package (stage an
 # install under <build>/stage, build cmake/consumer against it with
-# find_package and with pkg-config, run the results) and install.exports
+# find_package and with pkg-config, weft-mpi's too when it is built, run the
+# results) and install.exports
 # (libweft.so exports only weft_* symbols).
 include(CMakePackageConfigHelpers)
 
@@ -69,6 +72,39 @@ install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${PROJECT_SOURCE_DIR}/CHANGELOG.m
 	DESTINATION "${CMAKE_INSTALL_DOCDIR}"
 	COMPONENT Runtime)
 
+# The HTML API reference, when Doxygen is found: built with the project
+# (target weft_docs, from the same Doxyfile as `make docs`, into
+# <build>/docs/html) and installed into share/doc/weft/html. Warnings do not
+# fail the build here; `make docs-check` is where they do.
+find_program(WEFT_DOXYGEN NAMES doxygen)
+if(WEFT_DOXYGEN AND PROJECT_IS_TOP_LEVEL)
+	file(GLOB _weft_public_headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/include/weft/*.h")
+	set(_weft_docs_dir "${PROJECT_BINARY_DIR}/docs")
+	file(WRITE "${PROJECT_BINARY_DIR}/Doxyfile.install"
+		"@INCLUDE = ${PROJECT_SOURCE_DIR}/Doxyfile\n"
+		"INPUT = ${PROJECT_SOURCE_DIR}/include/weft\n"
+		"STRIP_FROM_PATH = ${PROJECT_SOURCE_DIR}/include\n"
+		"OUTPUT_DIRECTORY = ${_weft_docs_dir}\n"
+		"PROJECT_NUMBER = ${PROJECT_VERSION}\n"
+		"WARN_AS_ERROR = NO\n"
+		"WARNINGS = NO\n"
+		"WARN_IF_UNDOCUMENTED = NO\n")
+	add_custom_command(OUTPUT "${_weft_docs_dir}/html/index.html"
+		COMMAND "${CMAKE_COMMAND}" -E rm -rf "${_weft_docs_dir}/html"
+		COMMAND "${WEFT_DOXYGEN}" "${PROJECT_BINARY_DIR}/Doxyfile.install"
+		DEPENDS ${_weft_public_headers} "${PROJECT_SOURCE_DIR}/Doxyfile"
+		WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+		COMMENT "API reference (Doxygen): ${_weft_docs_dir}/html/index.html"
+		VERBATIM)
+	add_custom_target(weft_docs ALL DEPENDS "${_weft_docs_dir}/html/index.html")
+	install(DIRECTORY "${_weft_docs_dir}/html/"
+		DESTINATION "${CMAKE_INSTALL_DOCDIR}/html"
+		COMPONENT Documentation)
+	set(WEFT_DOCS_HTML "${CMAKE_INSTALL_DOCDIR}/html/index.html")
+else()
+	set(WEFT_DOCS_HTML "")
+endif()
+
 if(WEFT_INSTALL_TEST)
 	enable_testing()
 	add_test(NAME install.find_package
@@ -81,6 +117,8 @@ if(WEFT_INSTALL_TEST)
 			"-DWEFT_C_COMPILER=${CMAKE_C_COMPILER}"
 			"-DWEFT_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
 			"-DWEFT_C_FLAGS=${WEFT_SANITIZE_FLAGS}"
+			"-DWEFT_EXPECT_MPI=$<TARGET_EXISTS:weft_mpi>"
+			"-DWEFT_DOCS_HTML=${WEFT_DOCS_HTML}"
 			-P "${CMAKE_CURRENT_LIST_DIR}/WeftInstallTest.cmake")
 	# Both tests write <build>/stage; never run them at the same time.
 	set_tests_properties(install.find_package PROPERTIES
@@ -95,3 +133,4 @@ if(WEFT_INSTALL_TEST)
 			-P "${CMAKE_CURRENT_LIST_DIR}/WeftCheckExports.cmake")
 	set_tests_properties(install.exports PROPERTIES TIMEOUT 60 LABELS install)
 endif()
+

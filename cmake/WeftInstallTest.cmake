@@ -5,12 +5,16 @@
 #   2. with pkg-config: cc main.c $(pkg-config --cflags --libs weft), and
 #      c++ -std=c++17 main.cpp the same way (the C++ header, weft/weft.hpp),
 # and runs every program built (the C++ ones: consumer_cpp with
-# weft::weft_cpp, consumer_cpp_plain with weft::weft). Fails on the first
-# step that fails.
+# weft::weft_cpp, consumer_cpp_plain with weft::weft). With WEFT_EXPECT_MPI
+# (weft-mpi was built) the same for main_mpi.c: find_package(weft COMPONENTS
+# mpi) -> weft::weft_mpi, and pkg-config weft-mpi; run alone as an MPI
+# singleton. Fails on the first step that fails.
 #
 # Inputs (-D): WEFT_BINARY_DIR, WEFT_STAGE, WEFT_LIBDIR, WEFT_CONSUMER_SOURCE,
 # WEFT_GENERATOR, WEFT_C_COMPILER, WEFT_CXX_COMPILER, WEFT_C_FLAGS (sanitizer
-# flags, may be empty; used for C++ too).
+# flags, may be empty; used for C++ too), WEFT_EXPECT_MPI (1 or 0),
+# WEFT_DOCS_HTML (the installed reference's index.html under the prefix, or
+# empty when Doxygen was not found).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(_var WEFT_BINARY_DIR WEFT_STAGE WEFT_LIBDIR WEFT_CONSUMER_SOURCE WEFT_GENERATOR
@@ -41,7 +45,7 @@ run("install" "${CMAKE_COMMAND}" --install "${WEFT_BINARY_DIR}" --prefix "${WEFT
 foreach(_f "include/weft/weft.h" "include/weft/weft.hpp" "${WEFT_LIBDIR}/libweft.a" "${WEFT_LIBDIR}/libweft.so"
 	   "${WEFT_LIBDIR}/libweft.so.0" "${WEFT_LIBDIR}/pkgconfig/weft.pc"
 	   "${WEFT_LIBDIR}/cmake/weft/weftConfig.cmake"
-	   "${WEFT_LIBDIR}/cmake/weft/weftConfigVersion.cmake")
+	   "${WEFT_LIBDIR}/cmake/weft/weftConfigVersion.cmake" ${WEFT_DOCS_HTML})
 	if(NOT EXISTS "${WEFT_STAGE}/${_f}")
 		message(FATAL_ERROR "install did not produce ${WEFT_STAGE}/${_f}")
 	endif()
@@ -58,6 +62,7 @@ run("consumer configure" "${CMAKE_COMMAND}" -S "${WEFT_CONSUMER_SOURCE}" -B "${_
 	"-DCMAKE_CXX_FLAGS=${WEFT_C_FLAGS}"
 	"-DCMAKE_PREFIX_PATH=${WEFT_STAGE}"
 	-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+	"-DWEFT_EXPECT_MPI=${WEFT_EXPECT_MPI}"
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 file(STRINGS "${_cbuild}/CMakeCache.txt" _weft_dir REGEX "^weft_DIR:")
 string(FIND "${_weft_dir}" "${WEFT_STAGE}/" _at)
@@ -86,5 +91,25 @@ run("run consumer_pc" "${_work}/consumer_pc")
 run("pkg-config build (C++)" "${WEFT_CXX_COMPILER}" -std=c++17 ${_extra}
 	"${WEFT_CONSUMER_SOURCE}/main.cpp" ${_pc_flags} -o "${_work}/consumer_pc_cpp")
 run("run consumer_pc_cpp" "${_work}/consumer_pc_cpp")
+
+if(WEFT_EXPECT_MPI)
+	foreach(_f "${WEFT_LIBDIR}/libweft_mpi.a" "${WEFT_LIBDIR}/pkgconfig/weft-mpi.pc"
+		   "${WEFT_LIBDIR}/cmake/weft/weftMPITargets.cmake" "include/weft/mpi.h")
+		if(NOT EXISTS "${WEFT_STAGE}/${_f}")
+			message(FATAL_ERROR "install did not produce ${WEFT_STAGE}/${_f}")
+		endif()
+	endforeach()
+	# Open MPI refuses root unless told; a singleton needs no mpiexec.
+	set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+	set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+	run("run consumer_mpi (weft::weft_mpi)" "${_cbuild}/consumer_mpi")
+	message(STATUS "${run_output}")
+	run("pkg-config weft-mpi" "${_pkg_config}" --cflags --libs weft-mpi)
+	string(STRIP "${run_output}" _pc_mpi)
+	separate_arguments(_pc_mpi UNIX_COMMAND "${_pc_mpi}")
+	run("pkg-config weft-mpi build" "${WEFT_C_COMPILER}" ${_extra}
+		"${WEFT_CONSUMER_SOURCE}/main_mpi.c" ${_pc_mpi} -o "${_work}/consumer_mpi_pc")
+	run("run consumer_mpi_pc" "${_work}/consumer_mpi_pc")
+endif()
 
 message(STATUS "install.find_package: ok")

@@ -1,8 +1,8 @@
 /* What the applications' command lines and timings share: getopt_long's
  * errors said one way, --version, whole-number options, output files
- * checked before the work starts, posts that wait for room in a bounded
- * ready queue, and a millisecond clock. Header-only: each app is one
- * program. */
+ * checked before the work starts, standard output checked at exit, posts
+ * that wait for room in a bounded ready queue, and a millisecond clock.
+ * Header-only: each app is one program (include it in one file of it). */
 #ifndef WEFT_APPS_COMMON_CLI_H
 #define WEFT_APPS_COMMON_CLI_H
 
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <weft/weft.h>
 
@@ -67,11 +68,87 @@ static inline void cli_option_error(const char *prog, int c, char **argv,
 	fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
 }
 
-/* --version: "<prog> (weft) <version>" on stdout. */
+/* Standard output checked at exit, as coreutils' close_stdout: a program
+ * whose output went nowhere (a full disk, >/dev/full) would otherwise exit
+ * 0 as if it had been written, since stdio only finds out when it flushes
+ * the last buffer, after main returned. cli_check_stdout_at_exit(prog),
+ * first thing in main, closes stdout at exit and, when a write failed,
+ * says so on stderr and makes the status 1. A program that reports a
+ * failed write itself calls cli_stdout_error instead of printing, so that
+ * it is said once. */
+static const char *cli__stdout_prog;
+static bool cli__stdout_told;
+
+static inline void cli_stdout_error(const char *prog, const char *what)
+{
+	if (!cli__stdout_told)
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, what,
+		        errno ? strerror(errno) : "write error");
+	cli__stdout_told = true;
+}
+
+static inline void cli__close_stdout(void)
+{
+	bool failed = ferror(stdout);
+	errno = 0;
+	if (fclose(stdout) != 0)
+		failed = true;
+	if (!failed)
+		return;
+	cli_stdout_error(cli__stdout_prog, "the standard output");
+	_exit(EXIT_FAILURE); /* exit() again from an atexit handler is undefined */
+}
+
+static inline void cli_check_stdout_at_exit(const char *prog)
+{
+	cli__stdout_prog = prog;
+	atexit(cli__close_stdout);
+}
+
+/* --version: "<prog> (weft) <version>" on stdout; returns the exit status.
+ * A program not linked with weft (seed 004's pthread builds, gen_records)
+ * gives WEFT_VERSION, the header's. */
+static inline int cli_print_version_of(const char *prog, const char *version)
+{
+	printf("%s (weft) %s\n", prog, version);
+	if (fflush(stdout) == 0)
+		return 0;
+	cli_stdout_error(prog, "the standard output");
+	return 1;
+}
+
 static inline int cli_print_version(const char *prog)
 {
-	printf("%s (weft) %s\n", prog, weft_version());
-	return fflush(stdout) == 0 ? 0 : 1;
+	return cli_print_version_of(prog, weft_version());
+}
+
+/* The command line of a program whose only options are --help and
+ * --version (seed 004's benchmarks keep the seed's positional arguments):
+ * prints "usage: prog <usage>" (and help, if not NULL) for --help, the
+ * version for --version, and exits; an unknown option is an error (status
+ * 2). Options stop at the first argument that is not one. Standard
+ * output is checked at exit (cli_check_stdout_at_exit). Returns the index
+ * of the first positional argument. */
+static inline int cli_help_version_only(int argc, char **argv, const char *prog, const char *usage,
+                                        const char *help)
+{
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {0}};
+	cli_check_stdout_at_exit(prog);
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			printf("usage: %s %s\n%s", prog, usage, help ? help : "");
+			exit(0);
+		}
+		if (c == 'V')
+			exit(cli_print_version_of(prog, WEFT_VERSION));
+		cli_option_error(prog, c, argv, longopts);
+		fprintf(stderr, "usage: %s %s\n", prog, usage);
+		exit(2);
+	}
+	return optind;
 }
 
 /* Opens path for writing ('-': stdout) before any long work, so that an
@@ -109,6 +186,12 @@ static inline int cli_post(weft_rt *rt, weft_group *g, weft_task *t, weft_fn fn,
 		struct timespec ts = {0, 50000};
 		nanosleep(&ts, NULL);
 	}
+}
+
+/* "s" after a count other than 1: printf("%d worker%s", n, cli_plural(n)). */
+static inline const char *cli_plural(long long n)
+{
+	return n == 1 ? "" : "s";
 }
 
 static inline double cli_now_ms(void)

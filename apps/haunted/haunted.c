@@ -1,5 +1,5 @@
 /* weft-haunted: the haunted house of seed 002 (CPE690 project 2, part 3),
- * written once on weft and run under any model (docs/apps-haunted.md).
+ * written once on weft and run under any model (docs/seeds/apps-haunted.md).
  *
  *   weft-haunted [options] INPUT CROSS_SECONDS
  *   weft-haunted [options] --generate N CROSS_SECONDS
@@ -268,7 +268,7 @@ static int run_house(const haunted_visitors *in, unsigned long capacity, int64_t
 	}
 	free(h.v);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, PROG ": cannot write the log: %s\n", strerror(errno));
+		cli_stdout_error(PROG, "the log");
 		return 1;
 	}
 	return f.rc;
@@ -462,10 +462,11 @@ static int run_check(const char *log_path, const char *input_path, unsigned long
 	}
 	int rc = haunted_check(text, len, &o, &st, &e);
 	if (rc == HAUNTED_OK)
-		printf("%s: ok: %lu visitors (%lu waited), at most %lu inside (capacity %lu), "
+		printf("%s: ok: %lu visitor%s (%lu waited), at most %lu inside (capacity %lu), "
 		       "%lu turn%s of direction, FIFO by arrival: nobody overtaken\n",
-		       strcmp(log_path, "-") == 0 ? "<stdin>" : log_path, st.visitors, st.waited,
-		       st.max_inside, capacity, st.turns, st.turns == 1 ? "" : "s");
+		       strcmp(log_path, "-") == 0 ? "<stdin>" : log_path, st.visitors,
+		       cli_plural((long long)st.visitors), st.waited, st.max_inside, capacity,
+		       st.turns, st.turns == 1 ? "" : "s");
 	else
 		report(strcmp(log_path, "-") == 0 ? "<stdin>" : log_path, text, len, &e);
 	free(text);
@@ -475,6 +476,7 @@ static int run_check(const char *log_path, const char *input_path, unsigned long
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROG);
 	const char *pos[2] = {NULL, NULL}, *check_log = NULL;
 	unsigned long capacity = DEFAULT_CAPACITY, generate = 0, expect = 0;
 	uint64_t seed = 1;

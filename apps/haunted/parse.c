@@ -1,4 +1,4 @@
-/* The seed's input format (docs/apps-haunted.md):
+/* The seed's input format (docs/seeds/apps-haunted.md):
  *
  *   file  := blank* dir (blank* ',' blank* dir)* blank* eol? blankline* EOF
  *   dir   := 'L' | 'R'

@@ -278,6 +278,7 @@ static int mpi_main(int *argc, char ***argv, size_t n, uint64_t seed, uint64_t s
 	size_t size = (size_t)isize, r = (size_t)rank;
 	weft_config cfg;
 	weft_rt_config(rt, &cfg);
+	weft_mpi_check(rt, MPI_COMM_WORLD, NULL); /* warns when ranks run differently */
 	const char *kname;
 	dist_t d = {.n = n, .np = (n + 7) / 8 * 8, .size = size, .seed = seed};
 	d.kernel = mm_kernel_pick(portable, &kname);
@@ -312,10 +313,11 @@ static int mpi_main(int *argc, char ***argv, size_t n, uint64_t seed, uint64_t s
 		goto out;
 	}
 	if (rank == 0)
-		printf("%s: n = %zu over %zu ranks (bands of %zu..%zu rows), kernel %s, model %s, "
-		       "%d workers per rank, %s\n",
-		       prog, n, size, bands[1] - bands[0], bands[size] - bands[size - 1], kname,
-		       weft_model_name(cfg.model), cfg.workers,
+		printf("%s: n = %zu over %zu rank%s (bands of %zu..%zu rows), kernel %s, model %s, "
+		       "%d worker%s per rank, %s\n",
+		       prog, n, size, cli_plural((long long)size), bands[1] - bands[0],
+		       bands[size] - bands[size - 1], kname, weft_model_name(cfg.model),
+		       cfg.workers, cli_plural(cfg.workers),
 		       provided >= MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
 		       : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
 		                                           : "MPI below SERIALIZED");
@@ -444,6 +446,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(prog);
 	unsigned long long n_arg = 1000, seed = 1, samples = 1000;
 	bool check_all = false, portable = false, samples_set = false, mpi = false;
 	const char *n_str = NULL;
@@ -564,8 +567,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory for n = %zu\n", prog, p.n);
 		goto out;
 	}
-	printf("%s: n = %zu, %zu tiles of %dx%d, kernel %s, model %s, %d workers\n", prog, p.n,
-	       ntiles, TILE_M, TILE_N, kname, weft_model_name(cfg.model), cfg.workers);
+	printf("%s: n = %zu, %zu tile%s of %dx%d, kernel %s, model %s, %d worker%s\n", prog, p.n,
+	       ntiles, cli_plural((long long)ntiles), TILE_M, TILE_N, kname,
+	       weft_model_name(cfg.model), cfg.workers, cli_plural(cfg.workers));
 
 	/* 1. fill */
 	double t0 = cli_now_ms();

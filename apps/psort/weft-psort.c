@@ -417,11 +417,11 @@ static int write_file(FILE *f, const char *name, const int32_t *a, size_t n)
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%" PRId32 "\n", a[i]);
 	int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
-	if (bad) {
+	if (bad && f == stdout)
+		cli_stdout_error(prog, name);
+	else if (bad)
 		fprintf(stderr, "%s: cannot write %s: %s\n", prog, name, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return bad ? -1 : 0;
 }
 
 static void print_array(const int32_t *a, size_t n)
@@ -492,6 +492,7 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	weft_config cfg;
 	weft_rt_config(rt, &cfg);
+	weft_mpi_check(rt, MPI_COMM_WORLD, NULL); /* warns when ranks run differently */
 
 	size_t lo =
 	        n / (size_t)size * (size_t)rank + n % (size_t)size * (size_t)rank / (size_t)size;
@@ -530,9 +531,12 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 		goto out;
 	}
 	if (rank == 0)
-		printf("%s: %zu ints over %d ranks, %zu parts per rank, model %s, %d workers per "
+		printf("%s: %zu int%s over %d rank%s, %zu part%s per rank, model %s, %d worker%s "
+		       "per "
 		       "rank, %s\n",
-		       prog, n, size, parts, weft_model_name(cfg.model), cfg.workers,
+		       prog, n, cli_plural((long long)n), size, cli_plural(size), parts,
+		       cli_plural((long long)parts), weft_model_name(cfg.model), cfg.workers,
+		       cli_plural(cfg.workers),
 		       provided >= MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
 		       : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
 		                                           : "MPI below SERIALIZED");
@@ -561,6 +565,11 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 	if (!sorted)
 		goto out;
 	double t2 = cli_now_ms();
+	int32_t *result = sorted;
+	size_t nr = nl;
+	double t3 = t2, t4 = t2;
+	if (size == 1) /* one rank holds every int: nothing to exchange or merge */
+		goto verify;
 
 	/* 3. splitters from a regular sample of every rank's sorted share */
 	int per = SAMPLES_PER_RANK * size;
@@ -588,7 +597,7 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 		prev = cut;
 	}
 	MPI_TRY(MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD));
-	size_t nr = 0;
+	nr = 0;
 	for (int j = 0; j < size; j++) {
 		if (nr + (size_t)rcount[j] > INT32_MAX) {
 			fprintf(stderr, "%s: rank %d would receive more than 2^31 ints\n", prog,
@@ -610,18 +619,19 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 	                       MPI_INT32_T, MPI_COMM_WORLD, &req));
 	if (weft_mpi_wait(&req, MPI_STATUS_IGNORE) != 0)
 		goto out;
-	double t3 = cli_now_ms();
+	t3 = cli_now_ms();
 
 	/* 4. merge the size runs received */
 	s.n = nr;
 	for (int j = 0; j < size; j++)
 		s.bounds[j] = (size_t)rdispl[j];
 	s.bounds[size] = nr;
-	int32_t *result = merge_runs(&s, &r, recv, recv_tmp, (size_t)size);
+	result = merge_runs(&s, &r, recv, recv_tmp, (size_t)size);
 	if (!result)
 		goto out;
-	double t4 = cli_now_ms();
+	t4 = cli_now_ms();
 
+verify:
 	/* 5. verify: local order and checksum, then across ranks */
 	size_t nv = slices(nr, 4 * (size_t)cfg.workers < 64 ? 64 : 4 * (size_t)cfg.workers);
 	for (size_t i = 0; i < nv && nr; i++) {
@@ -693,10 +703,10 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 		       "%.1f ms)\n",
 		       tmax[1] + tmax[2] + tmax[3], tmax[1], tmax[2], tmax[3]);
 		if (all_ok)
-			printf("verify: ok (sorted across %d ranks, %zu..%zu ints per rank, "
+			printf("verify: ok (sorted across %d rank%s, %zu..%zu ints per rank, "
 			       "checksum "
 			       "%016" PRIx64 ")\n",
-			       size, min_n, max_n, total_sums[1]);
+			       size, cli_plural(size), min_n, max_n, total_sums[1]);
 	}
 	status = all_ok ? 0 : 1;
 out:
@@ -725,6 +735,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(prog);
 	unsigned long long n_arg = 1000000, parts = 0, seed = 1;
 	const char *file = NULL, *output = NULL, *n_str = NULL;
 	bool compare = true, print = false, mpi = false, compare_set = false;
@@ -888,8 +899,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	printf("%s: %zu ints, %zu parts, model %s, %d workers\n", prog, n, s.parts,
-	       weft_model_name(cfg.model), cfg.workers);
+	printf("%s: %zu int%s, %zu part%s, model %s, %d worker%s\n", prog, n,
+	       cli_plural((long long)n), s.parts, cli_plural((long long)s.parts),
+	       weft_model_name(cfg.model), cfg.workers, cli_plural(cfg.workers));
 
 	/* 1. generate or checksum */
 	double t0 = cli_now_ms();
@@ -918,8 +930,8 @@ int main(int argc, char **argv)
 	if (!sorted)
 		goto out;
 	double t_sort = s.t_parts + s.t_merge;
-	printf("sort: %.1f ms (parts %.1f ms, merge %.1f ms in %d rounds)\n", t_sort, s.t_parts,
-	       s.t_merge, s.rounds);
+	printf("sort: %.1f ms (parts %.1f ms, merge %.1f ms in %d round%s)\n", t_sort, s.t_parts,
+	       s.t_merge, s.rounds, cli_plural(s.rounds));
 
 	/* 4. verify */
 	for (size_t i = 0; i < ns; i++) {

@@ -108,6 +108,15 @@ int main(int argc, char **argv)
 {
 	int i = 0, k = 0;
 
+	int first = seed004_options(
+	        argc, argv, "[threads [itr]]",
+	        "Seed 004's I/O-bound benchmark: threads read ./record/0 .. ./record/9 (run\n"
+	        "gen_records first) itr times (default 2 threads, itr 262144); prints the run\n"
+	        "time on stdout, the threaded and the verified sums on stderr. Exit status 1\n"
+	        "if they differ. On weft, WEFT_MODEL, WEFT_POLICY, WEFT_WORKERS choose the\n"
+	        "scheduler.\n");
+	argc -= first - 1; /* argv[1] is the first positional argument */
+	argv += first - 1;
 	thread_num = argc > 1 ? arg_int(argv[1], 1, "thread number") : DEFAULT_THREAD_NUM;
 	if (argc > 2)
 		itr = arg_int(argv[2], 1, "iteration count");

@@ -5,25 +5,72 @@
  * same shape from a fixed-seed generator, truncating the files first, so
  * every run and every machine gets the same records and the same sums:
  *
- *   gen_records [dir]      (default ./record; created if missing)
+ *   gen_records [-o DIR | DIR]     (default ./record; created if missing)
  *
  * The values imitate $RANDOM: the 15 high bits of a 32-bit linear
  * congruential generator (0 .. 32767; `% 65535` keeps them as they are). */
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/cli.h"
+
 #define RECORD_NUM   10
 #define RECORD_LINES 4096
 #define SEED         416u /* the course number */
 
+#define PROG  "gen_records"
+#define USAGE "usage: " PROG " [-o DIR | DIR]\n"
+
 int main(int argc, char **argv)
 {
-	const char *dir = argc > 1 ? argv[1] : "./record";
-	if (argc > 2) {
-		fprintf(stderr, "usage: %s [dir]\n", argv[0]);
+	static const struct option longopts[] = {{"output-dir", required_argument, NULL, 'o'},
+	                                         {"help", no_argument, NULL, 'h'},
+	                                         {"version", no_argument, NULL, 'V'},
+	                                         {0}};
+	const char *dir = NULL;
+	int c;
+	cli_check_stdout_at_exit(PROG);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			dir = optarg;
+			break;
+		case 'h':
+			printf(USAGE
+			       "\n"
+			       "Writes seed 004's record set, the input of external_cal: files 0 "
+			       ".. %d\n"
+			       "of %d numbers each, the same on every run and machine, into DIR\n"
+			       "(created if missing; the files are replaced).\n"
+			       "\n"
+			       "  -o, --output-dir DIR   where to write (default ./record)\n"
+			       "  -h, --help             this text\n"
+			       "      --version          the weft version\n",
+			       RECORD_NUM - 1, RECORD_LINES);
+			return 0;
+		case 'V':
+			return cli_print_version_of(PROG, WEFT_VERSION);
+		default:
+			cli_option_error(PROG, c, argv, longopts);
+			fputs(USAGE, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc && !dir)
+		dir = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n" USAGE, argv[optind]);
+		return 2;
+	}
+	if (!dir)
+		dir = "./record";
+	if (!*dir) {
+		fprintf(stderr, PROG ": the output directory is an empty name\n" USAGE);
 		return 2;
 	}
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {

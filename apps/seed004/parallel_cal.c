@@ -7,7 +7,7 @@
  *
  * Built twice from this source: on weft (USE_WORKERS, the default of
  * thread-worker.h) and on Linux pthreads (-DWEFT_NO_USE_WORKERS). What
- * differs from the seed (docs/compat-worker.md):
+ * differs from the seed (docs/seeds/compat-worker.md):
  *  - the run time is true microseconds (the seed printed milliseconds
  *    under a "micro-seconds" label), on CLOCK_MONOTONIC;
  *  - the threaded sum and the single-threaded verified sum are both
@@ -82,6 +82,14 @@ int main(int argc, char **argv)
 {
 	int i = 0, j = 0;
 
+	int first = seed004_options(
+	        argc, argv, "[threads [rows [cols]]]",
+	        "Seed 004's CPU-bound benchmark: each thread sums its rows of a rows x cols\n"
+	        "matrix (default 4 threads, 10000 x 100000); prints the run time on stdout,\n"
+	        "the threaded and the verified sums on stderr. Exit status 1 if they differ.\n"
+	        "On weft, WEFT_MODEL, WEFT_POLICY, WEFT_WORKERS choose the scheduler.\n");
+	argc -= first - 1; /* argv[1] is the first positional argument */
+	argv += first - 1;
 	thread_num = argc > 1 ? arg_int(argv[1], 1, "thread number") : DEFAULT_THREAD_NUM;
 	if (argc > 2)
 		r_size = arg_int(argv[2], 1, "number of rows");

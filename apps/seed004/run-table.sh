@@ -23,6 +23,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$root/scripts/cli.sh"
+cli_help_version run-table.sh "$root" "$0" "$@"
 build=$(cd "${1:-$root/build/release}" 2>/dev/null && pwd) || {
 	echo "run-table.sh: no build directory ${1:-$root/build/release}" >&2
 	exit 1
@@ -42,7 +44,7 @@ EXTERNAL_CAL_ARGS=${EXTERNAL_CAL_ARGS:-"16384"}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && "$bin/gen_records")
+"$bin/gen_records" --output-dir "$work/record"
 
 # One run: prints "| bench | threads | config | time | verified | switches | turn | resp |".
 run_one() {

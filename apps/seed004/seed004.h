@@ -7,7 +7,19 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include "../common/cli.h"
+
+/* --help and --version before the seed's positional arguments (usage names
+ * them); returns the index of the first one. The name is argv[0]'s, which
+ * tells the weft build from the _pthread one. */
+static int seed004_options(int argc, char **argv, const char *usage, const char *help)
+{
+	const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	return cli_help_version_only(argc, argv, prog, usage, help);
+}
 
 /* A whole decimal number in [min, 1e9], or exit 2 with a message. */
 static int arg_int(const char *str, int min, const char *what)

@@ -57,6 +57,14 @@ int main(int argc, char **argv)
 {
 	int i = 0;
 
+	int first = seed004_options(
+	        argc, argv, "[threads [size]]",
+	        "Seed 004's lock-heavy benchmark: threads add r[i] * s[i] into one sum under\n"
+	        "a mutex (default 2 threads, size 3000000); prints the run time on stdout,\n"
+	        "the threaded and the verified sums on stderr. Exit status 1 if they differ.\n"
+	        "On weft, WEFT_MODEL, WEFT_POLICY, WEFT_WORKERS choose the scheduler.\n");
+	argc -= first - 1; /* argv[1] is the first positional argument */
+	argv += first - 1;
 	thread_num = argc > 1 ? arg_int(argv[1], 1, "thread number") : DEFAULT_THREAD_NUM;
 	if (argc > 2)
 		vector_size = arg_int(argv[2], 1, "vector size");

@@ -438,10 +438,12 @@ static int batch(const char *name, bool quiet)
 		invalid += c->invalid_count;
 		lines += c->lines;
 	}
-	printf("%s: %llu grids, %llu valid, %llu invalid\n", in.name, (unsigned long long)grids,
-	       (unsigned long long)(grids - invalid), (unsigned long long)invalid);
-	printf("checked in %.1f ms (%zu chunks, model %s, %d workers)\n", t1 - t0, n,
-	       weft_model_name(cfg.model), cfg.workers);
+	printf("%s: %llu grid%s, %llu valid, %llu invalid\n", in.name, (unsigned long long)grids,
+	       cli_plural((long long)grids), (unsigned long long)(grids - invalid),
+	       (unsigned long long)invalid);
+	printf("checked in %.1f ms (%zu chunk%s, model %s, %d worker%s)\n", t1 - t0, n,
+	       cli_plural((long long)n), weft_model_name(cfg.model), cfg.workers,
+	       cli_plural(cfg.workers));
 	status = invalid ? 1 : 0;
 out:
 	weft_rt_destroy(rt);
@@ -566,11 +568,12 @@ static int generate(uint64_t n, uint64_t seed, double rate, bool blocks)
 	int failed = fwrite(buf, 1, used, stdout) != used || fflush(stdout) != 0;
 	free(buf);
 	if (failed) {
-		fprintf(stderr, "%s: cannot write the grids: %s\n", prog, strerror(errno));
+		cli_stdout_error(prog, "the grids");
 		return 2;
 	}
-	fprintf(stderr, "%s: generated %llu grids, %llu invalid (seed %llu)\n", prog,
-	        (unsigned long long)n, (unsigned long long)bad_count, (unsigned long long)seed);
+	fprintf(stderr, "%s: generated %llu grid%s, %llu invalid (seed %llu)\n", prog,
+	        (unsigned long long)n, cli_plural((long long)n), (unsigned long long)bad_count,
+	        (unsigned long long)seed);
 	return 0;
 }
 
@@ -578,6 +581,7 @@ static int generate(uint64_t n, uint64_t seed, double rate, bool blocks)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(prog);
 	bool invalid = false, quiet = false, blocks = false, gen = false, have_seed = false,
 	     have_rate = false;
 	const char *grid_file = NULL, *file = NULL;

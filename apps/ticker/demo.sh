@@ -11,6 +11,8 @@
 # 15 s (the threads sweep is most of it).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/scripts/cli.sh"
+cli_help_version demo.sh "$root" "$0" "$@"
 build=${1:-$root/build/release}
 ticker=$build/apps/ticker/weft-ticker
 if [ ! -x "$ticker" ]; then

@@ -1,4 +1,4 @@
-/* weft-ticker: the seed's stock ticker (CMPE108C project/stock_ticker)
+/* weft-ticker: the seed's stock ticker (CMPE 180C project/stock_ticker)
  * written once against weft's native API.
  *
  *   weft-ticker [--json | --csv] [--url BASE] [--timeout S] [--deadline S]
@@ -513,6 +513,7 @@ static long open_file_limit(void)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(prog);
 	options opt = {
 	        .format = FORMAT_TABLE, .url = DEFAULT_URL, .timeout_s = 10, .max_bytes = 1 << 20};
 	int status = parse_args(argc, argv, &opt);
@@ -625,7 +626,7 @@ int main(int argc, char **argv)
 		print_table(jobs, syms.n);
 	}
 	if (fflush(stdout) != 0) {
-		fprintf(stderr, "%s: cannot write the output: %s\n", prog, strerror(errno));
+		cli_stdout_error(prog, "the output");
 		failed++;
 	}
 	if (!opt.quiet) {

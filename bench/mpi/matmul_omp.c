@@ -11,6 +11,7 @@
  * progresses only as far as the network layer takes it alone. Prints the
  * lines weft-matmul --mpi prints, so bench/mpi/run.sh reads both alike. */
 #include <float.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <mpi.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../bench_util.h"
 #include "kernel.h"
 
 #define TILE_M  64
@@ -51,20 +53,36 @@ static double entry(uint64_t seed, int which, size_t i, size_t j)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("matmul_omp");
+	size_t n = 1000, samples = 1000;
+	uint64_t seed = 1;
+	/* Before MPI_Init: --help and --version answer without mpirun. */
+	static const struct option opts[] = {{"seed", required_argument, NULL, 's'},
+	                                     {"samples", required_argument, NULL, 'S'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
+	                                     {0}};
+	static const char usage[] =
+	        "usage: mpirun -n R matmul_omp [--seed S] [--samples M] N\n"
+	        "       matmul_omp --help | --version\n"
+	        "weft-matmul --mpi's algorithm on MPI + OpenMP (OMP_NUM_THREADS threads per\n"
+	        "rank), the baseline of bench/mpi/run.sh.\n";
+	int opt;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (opt == 's')
+			seed = strtoull(optarg, NULL, 10);
+		else if (opt == 'S')
+			samples = strtoull(optarg, NULL, 10);
+		else
+			return bench_help_version_or_error("matmul_omp", opt, argv, opts, usage);
+	}
+	if (optind < argc)
+		n = strtoull(argv[optind], NULL, 10);
 	int provided, irank, isize;
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &irank);
 	MPI_Comm_size(MPI_COMM_WORLD, &isize);
-	size_t n = 1000, samples = 1000;
-	uint64_t seed = 1;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			seed = strtoull(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
-			samples = strtoull(argv[++i], NULL, 10);
-		else
-			n = strtoull(argv[i], NULL, 10);
-	}
 	size_t r = (size_t)irank, size = (size_t)isize, np = (n + 7) / 8 * 8, units = np / 8;
 	const char *kname;
 	mm_kernel_fn *kernel = mm_kernel_pick(0, &kname);

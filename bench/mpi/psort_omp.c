@@ -11,6 +11,7 @@
  * merges the runs received the same way and verifies global order and the
  * checksum. Prints the lines weft-psort --mpi prints, so bench/mpi/run.sh
  * reads both the same way. */
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <mpi.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../bench_util.h"
 #include "kernels.h"
 
 #define SLICE_MIN        (1u << 16)
@@ -114,20 +116,36 @@ static int32_t *merge_runs(int32_t *src, int32_t *dst, size_t n, size_t *bounds,
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("psort_omp");
+	size_t n = 1000000, parts = 0;
+	uint64_t seed = 1;
+	/* Before MPI_Init: --help and --version answer without mpirun. */
+	static const struct option opts[] = {{"parts", required_argument, NULL, 'p'},
+	                                     {"seed", required_argument, NULL, 's'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
+	                                     {0}};
+	static const char usage[] =
+	        "usage: mpirun -n R psort_omp [--parts K] [--seed S] N\n"
+	        "       psort_omp --help | --version\n"
+	        "weft-psort --mpi's algorithm on MPI + OpenMP (OMP_NUM_THREADS threads per\n"
+	        "rank), the baseline of bench/mpi/run.sh.\n";
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == 'p')
+			parts = strtoull(optarg, NULL, 10);
+		else if (c == 's')
+			seed = strtoull(optarg, NULL, 10);
+		else
+			return bench_help_version_or_error("psort_omp", c, argv, opts, usage);
+	}
+	if (optind < argc)
+		n = strtoull(argv[optind], NULL, 10);
 	int provided, rank, size;
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	size_t n = 1000000, parts = 0;
-	uint64_t seed = 1;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--parts") && i + 1 < argc)
-			parts = strtoull(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			seed = strtoull(argv[++i], NULL, 10);
-		else
-			n = strtoull(argv[i], NULL, 10);
-	}
 	int threads = omp_get_max_threads();
 	size_t lo =
 	        n / (size_t)size * (size_t)rank + n % (size_t)size * (size_t)rank / (size_t)size;

@@ -15,6 +15,7 @@
 # gnuplot exists, DIR/mpi-psort.png and DIR/mpi-matmul.png. A run whose
 # program does not print "verify: ok" is reported as FAILED.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/cli.sh"
 
 quick=0 reps=5 models="threads mn" sort_n=20000000 mat_n=2000 ranks="1 2 4" out=""
 while (($#)); do
@@ -26,7 +27,8 @@ while (($#)); do
 	--matmul) mat_n=$2; shift ;;
 	--ranks) ranks=$2; shift ;;
 	--out) out=$2; shift ;;
-	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+	-h | --help) cli_usage "$0"; exit 0 ;;
+	--version) cli_version run.sh "$(dirname "$0")/../.."; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac

@@ -1,24 +1,35 @@
-/* wait_latency: what weft_mpi_wait's polling costs, against MPI_Wait.
+/* wait_latency: what weft_mpi_wait's progress costs, against MPI_Wait.
  *
- *   mpirun -n 2 wait_latency [--msgs M] [--delay-us D]
+ *   mpirun -n 2 wait_latency [--msgs M] [--delay-us D] [--jitter-us J]
+ *                            [--poll-us P]
  *
- * Rank 1 sends M small messages, each D us (default 2000) after the last
- * was received, carrying the CLOCK_MONOTONIC time of the send (one machine:
- * one clock). Rank 0 receives each with one waiter and records how late it
- * noticed (receive time minus send time), and the CPU time its process used
- * per second of waiting (getrusage), for each waiter:
+ * For each message rank 0 posts the receive, then tells rank 1 "go"; rank 1
+ * waits for "go" without spinning (MPI_Test, then a 50 us sleep: a sender
+ * that spun would take a CPU the waiter needs on a loaded machine, and
+ * measure the machine), sleeps D us plus a random 0..J us (defaults 2370 and
+ * 0: no multiple of a millisecond tick, which would hide one) with
+ * clock_nanosleep, and sends the CLOCK_MONOTONIC time of the send (one
+ * machine: one clock). Rank 0 records how late it noticed (receive time
+ * minus send time) and the CPU time its process used per second of waiting
+ * (getrusage: every thread of the rank, weft's workers and MPI's included),
+ * for each waiter, all in one run:
  *
- *   MPI_Wait               on the main thread (Open MPI: spins)
- *   weft_mpi_wait          on the main thread (sleeps between tests)
- *   weft_mpi_wait/threads  in a task, 1 worker (sleeps between tests)
- *   weft_mpi_wait/fibers   in a task, 1 worker, nothing else to run (parks)
+ *   MPI_Wait                   on the main thread (Open MPI: spins)
+ *   weft_mpi_wait              on the main thread (polls, sleeps between)
+ *   weft_mpi_wait/threads      in a task, threads, 1 worker (polls itself)
+ *   weft_mpi_wait/fibers       in a task, fibers, 1 worker, nothing else to
+ *                              run: parks; the idle worker's progress duty
+ *   weft_mpi_wait/mn           the same under mn, 2 workers
  *   weft_mpi_wait/fibers+busy  in a task while other tasks keep the worker
- *                          busy (yields between tests)
+ *                              busy (CPU not reported: busy on purpose)
  *
- * Prints the median and 90th percentile latency in us and the CPU use. */
+ * P sets weft_mpi_set_poll_max_ns (default: the library's). Prints the
+ * median and 90th percentile latency in us and the CPU share. */
+#include <getopt.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +39,10 @@
 #include <weft/mpi.h>
 #include <weft/weft.h>
 
-static int msgs = 200, delay_us = 2000;
+#include "../bench_util.h"
+
+static int msgs = 200;
+static double delay_us = 2370, jitter_us = 0;
 
 static double now_us(void)
 {
@@ -64,6 +78,7 @@ static void receive_all(void *arg)
 		MPI_Request req;
 		MPI_Irecv(&sent, 1, MPI_DOUBLE, 1, i, MPI_COMM_WORLD, &req);
 		int go = 1;
+		/* Eager: returns at once, whatever the waiter is. */
 		MPI_Send(&go, 1, MPI_INT, 1, 100000 + i, MPI_COMM_WORLD);
 		if (j->use_mpi_wait)
 			MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -104,11 +119,22 @@ static void run(int rank, const char *name, int mode)
 {
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 1) {
+		uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)mode;
 		for (int i = 0; i < msgs; i++) {
-			int go;
-			MPI_Recv(&go, 1, MPI_INT, 0, 100000 + i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			struct timespec ts = {0, delay_us * 1000L};
-			nanosleep(&ts, NULL);
+			int go, done = 0;
+			MPI_Request req;
+			MPI_Irecv(&go, 1, MPI_INT, 0, 100000 + i, MPI_COMM_WORLD, &req);
+			while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+				nanosleep(&(struct timespec){0, 50000}, NULL);
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			double d = delay_us + jitter_us * (double)(x % 1000001) / 1e6;
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t at =
+			        (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + (int64_t)(d * 1e3);
+			struct timespec ts = {at / 1000000000, at % 1000000000};
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
+				;
 			double t = now_us();
 			MPI_Send(&t, 1, MPI_DOUBLE, 0, i, MPI_COMM_WORLD);
 		}
@@ -119,12 +145,12 @@ static void run(int rank, const char *name, int mode)
 	weft_rt *rt = NULL;
 	weft_config cfg;
 	weft_config_init(&cfg);
-	cfg.workers = 1;
-	cfg.model = mode == 2 ? WEFT_MODEL_THREADS : WEFT_MODEL_FIBERS;
+	cfg.workers = mode == 4 ? 2 : 1;
+	cfg.model = mode == 2 ? WEFT_MODEL_THREADS : mode == 4 ? WEFT_MODEL_MN : WEFT_MODEL_FIBERS;
 	if (mode >= 2)
 		weft_rt_create(&rt, &cfg);
 	weft_task busy[2];
-	if (mode == 4) {
+	if (mode == 5) {
 		atomic_store(&stop_busy, 0);
 		for (int i = 0; i < 2; i++) {
 			weft_task_init(&busy[i], busy_task, NULL);
@@ -141,24 +167,51 @@ static void run(int rank, const char *name, int mode)
 		receive_all(&j);
 	}
 	double c1 = cpu_us(), w1 = now_us();
-	if (mode == 4)
+	if (mode == 5)
 		atomic_store(&stop_busy, 1);
 	if (rt)
 		weft_rt_destroy(rt);
-	report(name, lat, mode == 4 ? NAN : c1 - c0, w1 - w0);
+	report(name, lat, mode == 5 ? NAN : c1 - c0, w1 - w0);
 	free(lat);
 }
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--msgs"))
-			msgs = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--delay-us"))
-			delay_us = atoi(argv[i + 1]);
+	cli_check_stdout_at_exit("wait_latency");
+	int64_t poll_ns = 0;
+	/* Before MPI_Init: --help and --version answer without mpirun. */
+	static const struct option opts[] = {{"msgs", required_argument, NULL, 'm'},
+	                                     {"delay-us", required_argument, NULL, 'd'},
+	                                     {"jitter-us", required_argument, NULL, 'j'},
+	                                     {"poll-us", required_argument, NULL, 'p'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
+	                                     {0}};
+	static const char usage[] =
+	        "usage: mpirun -n 2 wait_latency [--msgs M] [--delay-us D] [--jitter-us J]\n"
+	        "                                [--poll-us P]\n"
+	        "       wait_latency --help | --version\n"
+	        "How late weft_mpi_wait notices a message, and the CPU it uses while\n"
+	        "waiting, against MPI_Wait (defaults: 200 messages, 2370 us delay, no\n"
+	        "jitter, the library's poll interval).\n";
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == 'm')
+			msgs = atoi(optarg);
+		else if (c == 'd')
+			delay_us = atof(optarg);
+		else if (c == 'j')
+			jitter_us = atof(optarg);
+		else if (c == 'p')
+			poll_ns = (int64_t)(atof(optarg) * 1e3);
+		else
+			return bench_help_version_or_error("wait_latency", c, argv, opts, usage);
 	}
 	if (msgs < 10)
 		msgs = 10;
+	if (delay_us < 0 || jitter_us < 0)
+		delay_us = jitter_us = 0;
 	int provided, rank, size;
 	if (weft_mpi_init(&argc, &argv, NULL, &provided) != 0)
 		return 2;
@@ -170,14 +223,21 @@ int main(int argc, char **argv)
 		weft_mpi_finalize();
 		return 2;
 	}
+	if (poll_ns && weft_mpi_set_poll_max_ns(poll_ns) < 0) {
+		fprintf(stderr, "wait_latency: --poll-us out of range\n");
+		weft_mpi_finalize();
+		return 2;
+	}
+	int64_t poll = weft_mpi_set_poll_max_ns(1000);
+	weft_mpi_set_poll_max_ns(poll);
 	if (rank == 0)
-		printf("wait_latency: %d messages, each sent %d us after the receiver asked; "
-		       "poll limit 200 us\n",
-		       msgs, delay_us);
-	static const char *names[] = {"MPI_Wait (main thread)", "weft_mpi_wait (main thread)",
-	                              "weft_mpi_wait/threads", "weft_mpi_wait/fibers (idle)",
-	                              "weft_mpi_wait/fibers+busy"};
-	for (int mode = 0; mode < 5; mode++)
+		printf("wait_latency: %d messages, each sent %.0f-%.0f us after the receiver "
+		       "asked; poll interval %.0f us\n",
+		       msgs, delay_us, delay_us + jitter_us, (double)poll / 1e3);
+	static const char *names[] = {"MPI_Wait (main thread)",     "weft_mpi_wait (main thread)",
+	                              "weft_mpi_wait/threads",      "weft_mpi_wait/fibers (idle)",
+	                              "weft_mpi_wait/mn w2 (idle)", "weft_mpi_wait/fibers+busy"};
+	for (int mode = 0; mode < 6; mode++)
 		run(rank, names[mode], mode);
 	weft_mpi_finalize();
 	return 0;

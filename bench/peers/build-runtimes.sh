@@ -23,6 +23,10 @@
 set -uo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$src/../../scripts/cli.sh"
+cli_help_version build-runtimes.sh "$src/../.." "$0" "$@"
+# What the drivers' --version prints (built in: they do not read weft.h).
+weft_version=$(cli_weft_version "$src/../..")
 build=${1:-build/release}
 [[ -d $build ]] || { echo "build-runtimes.sh: no build directory $build" >&2; exit 2; }
 out=$(cd "$build" && pwd)/bench/peers
@@ -41,7 +45,7 @@ gobin=$(command -v go || true)
 if [[ -z $gobin ]]; then
 	skip peers-go "no go toolchain (https://go.dev/dl)"
 elif ! (cd "$src/go" && GOTOOLCHAIN=local GOFLAGS= "$gobin" build -trimpath \
-	-o "$out/peers-go.new" .) >>"$log" 2>&1; then
+	-ldflags "-X main.weftVersion=$weft_version" -o "$out/peers-go.new" .) >>"$log" 2>&1; then
 	skip peers-go "go build failed (see $log)"
 else
 	mv "$out/peers-go.new" "$out/peers-go"
@@ -53,7 +57,8 @@ cargo=$(command -v cargo || true)
 [[ -z $cargo && -x $HOME/.cargo/bin/cargo ]] && cargo=$HOME/.cargo/bin/cargo
 if [[ -z $cargo ]]; then
 	skip peers-rust "no cargo (https://rustup.rs)"
-elif ! "$cargo" build --release --locked --quiet --manifest-path "$src/rust/Cargo.toml" \
+elif ! WEFT_VERSION=$weft_version "$cargo" build --release --locked --quiet \
+	--manifest-path "$src/rust/Cargo.toml" \
 	--target-dir "$out/rust-target" >>"$log" 2>&1; then
 	skip peers-rust "cargo build failed, offline or crates.io unreachable? (see $log)"
 else
@@ -88,7 +93,7 @@ else
 	cat >"$out/peers-java" <<-EOS
 		#!/bin/sh
 		# Written by bench/peers/build-runtimes.sh: JDK $major ($java).
-		exec '$java' -cp '$out/java-classes' Peers "\$@"
+		exec '$java' -Dweft.version=$weft_version -cp '$out/java-classes' Peers "\$@"
 	EOS
 	chmod +x "$out/peers-java"
 	"$java" -version 2>&1 | head -1 | sed 's/"//g' >"$out/peers-java.version"

@@ -15,6 +15,7 @@
  *   --sort-n N     ints to sort (default 50,000,000)
  *   --fib-n N      fib-tree's n (default 25; 15 with --small)
  *   --only W       run only workload W (a name below)
+ *   --help, --version
  *
  * The workloads (the unit is what ns_per_op divides by):
  *
@@ -55,11 +56,15 @@
 #ifndef WEFT_BENCH_PEERS_H
 #define WEFT_BENCH_PEERS_H
 
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct peers_opts {
 	int rep;
@@ -110,38 +115,77 @@ static inline long peers_count(const char *prog, const char *opt, const char *va
 	return v;
 }
 
+/* Standard output checked at exit, as apps/common/cli.h does for the C
+ * programs (not included here: this header is C++ too): a run whose CSV
+ * went nowhere says so on stderr and exits 1. */
+static const char *peers_prog;
+
+static inline void peers_close_stdout(void)
+{
+	bool failed = ferror(stdout);
+	errno = 0;
+	if (fclose(stdout) != 0)
+		failed = true;
+	if (failed) {
+		fprintf(stderr, "%s: cannot write the standard output: %s\n", peers_prog,
+		        errno ? strerror(errno) : "write error");
+		_exit(1);
+	}
+}
+
 static inline peers_opts peers_parse(const char *prog, int argc, char **argv)
 {
+	peers_prog = prog;
+	atexit(peers_close_stdout);
 	peers_opts o;
 	int small = 0;
 	long sort_n = 50000000, fib_n = 0;
 	o.rep = 1;
 	o.only = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--small") == 0) {
+	static const struct option opts[] = {
+	        {"small", no_argument, NULL, 's'},        {"rep", required_argument, NULL, 'r'},
+	        {"sort-n", required_argument, NULL, 'n'}, {"fib-n", required_argument, NULL, 'f'},
+	        {"only", required_argument, NULL, 'o'},   {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == 's') {
 			small = 1;
-		} else if (strcmp(a, "--rep") == 0) {
-			o.rep = (int)peers_count(prog, a, v);
-			i++;
-		} else if (strcmp(a, "--sort-n") == 0) {
-			sort_n = peers_count(prog, a, v);
-			i++;
-		} else if (strcmp(a, "--fib-n") == 0) {
-			fib_n = peers_count(prog, a, v);
+		} else if (c == 'r') {
+			o.rep = (int)peers_count(prog, "--rep", optarg);
+		} else if (c == 'n') {
+			sort_n = peers_count(prog, "--sort-n", optarg);
+		} else if (c == 'f') {
+			fib_n = peers_count(prog, "--fib-n", optarg);
 			if (fib_n > PEERS_FIB_N_MAX)
 				peers_die(prog, "--fib-n is at most 40");
-			i++;
-		} else if (strcmp(a, "--only") == 0 && v) {
-			o.only = v;
-			i++;
+		} else if (c == 'o') {
+			o.only = optarg;
+		} else if (c == 'V') {
+			/* WEFT_PEERS_VERSION: CMake's PROJECT_VERSION, read from weft.h
+			 * (the drivers of other libraries do not include weft's headers). */
+			printf("%s (weft) %s\n", prog, WEFT_PEERS_VERSION);
+			exit(0);
 		} else {
-			fprintf(stderr,
+			FILE *to = c == 'h' ? stdout : stderr;
+			if (c != 'h')
+				fprintf(stderr, "%s: %s '%s'\n", prog,
+				        c == ':' ? "missing the value of" : "unknown option",
+				        argv[optind - 1]);
+			fprintf(to,
 			        "usage: %s [--rep R] [--small] [--sort-n N] [--fib-n N] "
-			        "[--only WORKLOAD]\n",
-			        prog);
-			exit(2);
+			        "[--only WORKLOAD]\n"
+			        "       %s --help | --version\n"
+			        "One CSV line per workload: workload,library,rep,n,ns_per_op "
+			        "(bench/peers/run.sh runs every driver).\n",
+			        prog, prog);
+			exit(c == 'h' ? 0 : 2);
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		exit(2);
 	}
 	o.spawn_n = small ? 2000 : 500000;
 	o.for_iters = small ? 1000 : 100000;

@@ -72,10 +72,15 @@
 # error.
 set -euo pipefail
 
-usage() {
+usage() { # status: 0 (--help, on stdout) or 2 (on stderr)
+	if [[ ${1:-2} == 0 ]]; then
+		sed -n '11,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+		exit 0
+	fi
 	sed -n '11,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/cli.sh"
 
 build=build/release reps=5 small=() sort_n=50000000 fib=() only=() runtimes=1 csv="" plot=""
 while (($#)); do
@@ -88,7 +93,8 @@ while (($#)); do
 	--no-runtimes) runtimes=0 ;;
 	--csv) csv=${2:?}; shift ;;
 	--plot) plot=${2:?}; shift ;;
-	-h | --help) usage ;;
+	-h | --help) usage 0 ;;
+	--version) cli_version run.sh "$(dirname "${BASH_SOURCE[0]}")/../.."; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
 	*) build=$1 ;;
 	esac

@@ -1,4 +1,5 @@
-/* Waiting that suits the model: under a fiber model these calls park the
+/** @file
+ * Waiting that suits the model: under a fiber model these calls park the
  * calling fiber and let its worker run others; under `threads` and `spawn`,
  * and on threads that are not weft workers, they block the calling kernel
  * thread, like the system calls they replace. */
@@ -12,16 +13,21 @@
 extern "C" {
 #endif
 
-/** weft_yield lets other work run before the caller continues. */
+/** weft_yield lets other work run before the caller continues: a fiber
+ * goes to the back of its worker's ready fibers, a kernel thread calls
+ * sched_yield. Returns 0. Callable anywhere. */
 WEFT_EXTERN int weft_yield(void);
 
-/** weft_sleep_ns waits at least ns nanoseconds (0 is a yield). WEFT_EINVAL
- * for a negative ns. */
+/** weft_sleep_ns waits at least ns nanoseconds (0 is a yield): a fiber
+ * parks on its worker's timer, a kernel thread sleeps. Returns 0, or
+ * WEFT_EINVAL for a negative ns. Callable anywhere. */
 WEFT_EXTERN int weft_sleep_ns(int64_t ns);
 
 /** weft_wait_fd waits until fd is ready for events (POLLIN, POLLOUT, ... from
  * <poll.h>) or timeout_ns passes (negative: no limit). Returns the ready
- * events (> 0), WEFT_ETIMEDOUT, or WEFT_EINVAL for a bad fd or no events. */
+ * events (> 0), WEFT_ETIMEDOUT, or WEFT_EINVAL for a bad fd or no events.
+ * A fiber parks while its worker's epoll instance watches fd (so one worker
+ * serves thousands of waiting connections); a kernel thread calls poll. */
 WEFT_EXTERN int weft_wait_fd(int fd, short events, int64_t timeout_ns);
 
 /** weft_blocking runs fn(arg), a call that may block its thread for long

@@ -1,4 +1,5 @@
-/* Where weft's messages go: stderr by default, or a function the program
+/** @file
+ * Where weft's messages go: stderr by default, or a function the program
  * installs. A message says why a call failed or what weft did instead of
  * what was asked (an invalid WEFT_* value, a thread that could not be
  * created, a model that ignores a setting). */
@@ -13,9 +14,9 @@ extern "C" {
 
 /** How much a message matters, most severe first. */
 typedef enum weft_log_level {
-	WEFT_LOG_ERROR = 0,  /* a call fails, or something weft needed could not be had */
-	WEFT_LOG_WARN = 1,   /* misuse, or weft goes on in a degraded way */
-	WEFT_LOG_NOTICE = 2, /* a setting weft adjusted or ignored, said once */
+	WEFT_LOG_ERROR = 0,  /**< a call fails, or something weft needed could not be had */
+	WEFT_LOG_WARN = 1,   /**< misuse, or weft goes on in a degraded way */
+	WEFT_LOG_NOTICE = 2, /**< a setting weft adjusted or ignored, said once */
 } weft_log_level;
 
 /** The type of a log hook: level is a weft_log_level, msg one message

@@ -1,11 +1,13 @@
-/* weft-mpi: weft inside MPI ranks. An optional component (library weft_mpi,
+/** @file
+ * weft-mpi: weft inside MPI ranks. An optional component (library weft_mpi,
  * built only when CMake finds MPI; not included from weft.h): it asks MPI for
  * the threading level the runtime needs, and waits for MPI requests the way
  * the model waits for anything else: a fiber (fibers, mn) parks and lets its
- * worker run other tasks while MPI makes progress; a kernel thread (threads,
- * spawn, any thread outside a runtime) sleeps between polls instead of
- * burning a core the way MPI_Wait does in Open MPI. docs/mpi.md says how to
- * run it, which model to pick inside a rank, and what the polling costs. */
+ * worker run other tasks while the scheduler polls MPI for it; a kernel
+ * thread (threads, spawn, any thread outside a runtime) sleeps between polls
+ * instead of burning a core the way MPI_Wait does in Open MPI. docs/mpi.md
+ * says how to run it, which model to pick inside a rank, and what the
+ * polling costs. */
 #ifndef WEFT_MPI_H
 #define WEFT_MPI_H
 
@@ -22,11 +24,11 @@ extern "C" {
 /** What the poll loop did, summed over every wait of the process (relaxed
  * counters: exact once the waits have returned). */
 typedef struct weft_mpi_stats {
-	uint64_t waits;  /* weft_mpi_wait* calls that had to wait (not done at once) */
-	uint64_t tests;  /* MPI_Test* calls made while waiting */
-	uint64_t yields; /* weft_yield between tests (fiber models) */
-	uint64_t sleeps; /* weft_sleep_ns between tests (park a fiber, sleep a thread) */
-	uint64_t reserved[4];
+	uint64_t waits;       /**< weft_mpi_wait* calls that had to wait (not done at once) */
+	uint64_t tests;       /**< MPI_Testsome/MPI_Testany over the registry while some waited */
+	uint64_t parks;       /**< waits that parked a fiber until the progress duty finished them */
+	uint64_t sleeps;      /**< sleeps of waiting kernel threads between their polls */
+	uint64_t reserved[4]; /**< room to grow without breaking the ABI */
 } weft_mpi_stats;
 
 /** weft_mpi_required_level returns the MPI threading level a runtime with
@@ -58,10 +60,13 @@ WEFT_EXTERN int weft_mpi_finalize(void);
 
 /** weft_mpi_wait waits until *req completes, then, like MPI_Wait, frees it
  * (sets it to MPI_REQUEST_NULL) and fills *status (MPI_STATUS_IGNORE
- * allowed). It polls with MPI_Test: on a fiber it yields between tests
- * while other tasks keep its worker busy and parks it with a growing sleep
- * when they do not; on a kernel thread it sleeps between tests, starting at
- * 1 us and doubling up to the poll limit (weft_mpi_set_poll_max_ns). May be
+ * allowed). When one MPI_Test does not find it complete, it enters the
+ * rank's request registry: on a fiber (fibers, mn) the fiber parks, with no
+ * timer, until a worker's progress duty (weft/progress.h: one MPI_Testsome
+ * over the registry, by an idle worker every poll interval and by a busy
+ * one between tasks) finds it complete; on a kernel thread it polls the
+ * registry itself, sleeping from 1 us up to the poll interval
+ * (weft_mpi_set_poll_max_ns) in between. May be
  * called from any task of any model, or from a thread outside a runtime.
  * Returns 0, WEFT_EINVAL for a NULL req, WEFT_ENOTSUP when the MPI threading
  * level does not allow this thread to call MPI (see weft_mpi_init), or an
@@ -69,15 +74,16 @@ WEFT_EXTERN int weft_mpi_finalize(void);
 WEFT_EXTERN int weft_mpi_wait(MPI_Request *req, MPI_Status *status);
 
 /** weft_mpi_waitall waits until all of reqs[0 .. count-1] complete, as
- * MPI_Waitall does (statuses may be MPI_STATUSES_IGNORE), polling with
- * MPI_Testall the way weft_mpi_wait polls. Returns as weft_mpi_wait does;
+ * MPI_Waitall does (statuses may be MPI_STATUSES_IGNORE; the status of a
+ * request that was already MPI_REQUEST_NULL is left as it was), the way
+ * weft_mpi_wait waits. Returns as weft_mpi_wait does;
  * WEFT_EINVAL for a negative count or NULL reqs with count > 0. */
 WEFT_EXTERN int weft_mpi_waitall(int count, MPI_Request reqs[], MPI_Status statuses[]);
 
 /** weft_mpi_waitany waits until one of reqs[0 .. count-1] completes, as
  * MPI_Waitany does: *index receives its position (MPI_UNDEFINED if every
- * request is MPI_REQUEST_NULL), and that request is freed. Polls with
- * MPI_Testany. Returns as weft_mpi_waitall does; WEFT_EINVAL for a NULL
+ * request is MPI_REQUEST_NULL), and that request is freed. Its requests are
+ * tested with MPI_Testany (one of them completes, never two). Returns as weft_mpi_waitall does; WEFT_EINVAL for a NULL
  * index. */
 WEFT_EXTERN int weft_mpi_waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status);
 
@@ -90,11 +96,24 @@ WEFT_EXTERN int weft_mpi_waitany(int count, MPI_Request reqs[], int *index, MPI_
  * what may be NULL. Safe from any thread. */
 WEFT_EXTERN int weft_mpi_error(int mpi_rc, const char *what);
 
-/** weft_mpi_set_poll_max_ns sets the longest sleep between two tests of a
- * waiting request (default 200,000 ns; at least 1,000) and returns the
- * previous limit, or WEFT_EINVAL for a value out of range. A longer limit
- * costs less CPU while waiting and adds up to that much latency to a late
- * message (docs/mpi.md measures both). Safe from any thread. */
+/** weft_mpi_check compares the ranks of comm: a collective call (every rank
+ * of comm must make it) that gathers each rank's model, policy, worker
+ * count and the MPI threading level it was granted. When any rank differs
+ * from rank 0, rank 0 says so on stderr, once per process, naming each
+ * differing rank, its host and its settings (ranks on other hosts run the
+ * defaults unless the launcher passes WEFT_MODEL and WEFT_WORKERS on:
+ * mpirun -x). *differ (may be NULL) receives how many ranks differ from
+ * rank 0, the same on every rank. Returns 0, WEFT_EINVAL for a NULL rt or
+ * MPI_COMM_NULL, WEFT_ENOMEM, or an MPI error (see weft_mpi_error). */
+WEFT_EXTERN int weft_mpi_check(weft_rt *rt, MPI_Comm comm, int *differ);
+
+/** weft_mpi_set_poll_max_ns sets the poll interval: the longest an idle
+ * worker sleeps between two polls of the request registry while a fiber
+ * waits, and the longest a waiting kernel thread sleeps between its polls
+ * (default 40,000 ns, each interval drawn from half to one and a half of it; at least 1,000). Returns the previous interval, or
+ * WEFT_EINVAL for a value out of range. A longer interval costs less CPU
+ * while waiting and adds up to that much latency to a message (docs/mpi.md
+ * measures both). Safe from any thread. */
 WEFT_EXTERN int64_t weft_mpi_set_poll_max_ns(int64_t ns);
 
 /** weft_mpi_stats_get copies the poll counters into *out. WEFT_EINVAL for

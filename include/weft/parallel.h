@@ -1,4 +1,5 @@
-/* Parallel loops: weft_parallel_for runs a body over an index range cut into
+/** @file
+ * Parallel loops: weft_parallel_for runs a body over an index range cut into
  * sub-ranges, weft_parallel_reduce also folds per-sub-range results into one.
  * The shape of oneTBB's parallel_for/parallel_reduce and GCD's
  * dispatch_apply, in C: the body receives a sub-range [lo, hi) rather than
@@ -105,10 +106,10 @@ WEFT_EXTERN int weft_fork_join(weft_rt *rt, weft_fn a, void *a_arg, weft_fn b, v
  * right), only associative up to the rounding the caller accepts. arg is
  * the pointer given to weft_parallel_reduce. */
 typedef struct weft_reducer {
-	size_t size;
-	void (*init)(void *acc, void *arg);
-	void (*body)(size_t lo, size_t hi, void *acc, void *arg);
-	void (*combine)(void *acc, const void *right, void *arg);
+	size_t size;                                              /**< bytes of one accumulator */
+	void (*init)(void *acc, void *arg);                       /**< sets acc to the identity */
+	void (*body)(size_t lo, size_t hi, void *acc, void *arg); /**< folds [lo, hi) into acc */
+	void (*combine)(void *acc, const void *right, void *arg); /**< folds right into acc */
 } weft_reducer;
 
 /** weft_parallel_reduce folds [begin, end) into *result (r->size bytes of
@@ -123,7 +124,9 @@ typedef struct weft_reducer {
  * Deterministic: how the range is cut and the order of every combine
  * depend only on begin, end, grain (with grain 0: also the runtime's
  * worker count) and r->size, never on timing, so a floating-point sum gives
- * the same bits on every run, model and thread. The tree is binary, left
+ * the same bits on every run and thread, and with a grain > 0 on every
+ * model (with grain 0, runtimes with different worker counts, such as
+ * fibers and threads with 2 workers, cut differently). The tree is binary, left
  * before right, which keeps the rounding error of a sum near that of a
  * pairwise sum.
  *

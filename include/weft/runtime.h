@@ -1,4 +1,5 @@
-/* The runtime: one instance of weft with its model, workers, ready queue and
+/** @file
+ * The runtime: one instance of weft with its model, workers, ready queue and
  * statistics. Several may coexist. */
 #ifndef WEFT_RUNTIME_H
 #define WEFT_RUNTIME_H
@@ -12,19 +13,15 @@
 extern "C" {
 #endif
 
+/** A runtime: its model, workers, ready queue and statistics. Opaque;
+ * weft_rt_create allocates it and weft_rt_destroy frees it. */
 typedef struct weft_rt weft_rt;
 
+/** What weft_rt_destroy_ex does with tasks that have not started. */
 typedef enum weft_destroy_mode {
-	WEFT_DESTROY_DRAIN = 0,  /* run every queued task first (the default) */
-	WEFT_DESTROY_CANCEL = 1, /* discard queued tasks; running ones finish */
+	WEFT_DESTROY_DRAIN = 0,  /**< run every queued task first (the default) */
+	WEFT_DESTROY_CANCEL = 1, /**< discard queued tasks; running ones finish */
 } weft_destroy_mode;
-
-/* Runtimes and fork(): a child process has only the thread that called
- * fork, so a runtime created before it has no workers there and its tasks
- * never finish. In the child every call on such a runtime, and weft_wait or
- * weft_group_wait on a task or group it was running, returns WEFT_EINVAL
- * and says so once on stderr (instead of hanging); the child may create
- * runtimes of its own. fork followed by exec needs nothing. */
 
 /** weft_rt_create starts a runtime configured by cfg (NULL: defaults), with
  * WEFT_* environment variables overriding cfg. Returns WEFT_EINVAL for a NULL
@@ -37,7 +34,15 @@ typedef enum weft_destroy_mode {
  * needs an epoll instance and an eventfd; stderr names the call and
  * RLIMIT_NOFILE); or WEFT_EAGAIN when a worker thread cannot be created
  * (stderr names pthread_create, errno's text and RLIMIT_NPROC). On failure
- * nothing is left allocated. */
+ * nothing is left allocated. Callable from any thread, but not from a
+ * signal handler.
+ *
+ * Runtimes and fork(): a child process has only the thread that called
+ * fork, so a runtime created before it has no workers there and its tasks
+ * never finish. In the child every call on such a runtime, and weft_wait or
+ * weft_group_wait on a task or group it was running, returns WEFT_EINVAL
+ * and says so once on stderr (instead of hanging); the child may create
+ * runtimes of its own. fork followed by exec needs nothing. */
 WEFT_EXTERN int weft_rt_create(weft_rt **out, const weft_config *cfg);
 
 /** weft_rt_destroy drains: it waits until every queued task (and every task
@@ -114,7 +119,7 @@ WEFT_EXTERN int weft_post_when(weft_rt *rt, weft_group *g, weft_task *t, weft_ta
 WEFT_EXTERN int weft_post_wait(weft_rt *rt, weft_task *t);
 
 /** weft_wait_all blocks until every task posted so far, including tasks those
- * tasks post, has finished (the seed's sched_execute). The runtime stays
+ * tasks post, has finished. The runtime stays
  * usable: post, wait_all, post, wait_all works. Returns WEFT_EDEADLK when
  * called from one of the runtime's own tasks, WEFT_EINVAL for NULL or a dead
  * runtime, and WEFT_ESHUTDOWN when a concurrent destroy is freeing it (see
@@ -130,15 +135,16 @@ WEFT_EXTERN int weft_worker_index(void);
 WEFT_EXTERN weft_rt *weft_rt_current(void);
 
 /** weft_rt_config copies the effective configuration (after the environment
- * and machine defaults were applied) into *out. */
+ * and machine defaults were applied) into *out. Returns 0, or WEFT_EINVAL
+ * for NULL or a dead runtime. */
 WEFT_EXTERN int weft_rt_config(const weft_rt *rt, weft_config *out);
 
 /** An allocator for everything weft allocates (never tasks or groups, which
  * are the caller's). free_fn receives the size that was requested. */
 typedef struct weft_allocator {
-	void *(*alloc_fn)(size_t size, void *ctx);
-	void (*free_fn)(void *ptr, size_t size, void *ctx);
-	void *ctx;
+	void *(*alloc_fn)(size_t size, void *ctx);          /**< like malloc; NULL: out of memory */
+	void (*free_fn)(void *ptr, size_t size, void *ctx); /**< like free, with the size */
+	void *ctx;                                          /**< passed to both */
 } weft_allocator;
 
 /** weft_set_allocator replaces the allocator (NULL restores malloc/free).

@@ -1,4 +1,5 @@
-/* Synchronisation primitives that work under every model and from threads
+/** @file
+ * Synchronisation primitives that work under every model and from threads
  * that are not weft workers: a mutex, a condition variable, a counting
  * semaphore, a barrier and a bounded channel.
  *
@@ -24,46 +25,65 @@
 extern "C" {
 #endif
 
-/** The private part every primitive shares: a short internal lock and a
+/** @cond WEFT_PRIVATE */
+/* The private part every primitive shares: a short internal lock and a
  * FIFO queue of waiters. */
 #define WEFT__SYNC_FIELDS                             \
 	uint32_t lock_;      /* internal lock word */ \
 	uint32_t state_;     /* primitive-specific */ \
 	void *head_, *tail_; /* queue of waiters, FIFO */
 
+/** @endcond */
+
+/** A mutex for tasks and threads alike: not recursive, barging with a
+ * hand-off to a waiter that waited about 1 ms (weft_mutex_lock). Prepare it
+ * with weft_mutex_init; fields private. */
 typedef struct weft_mutex {
-	/* private */
+	/** @cond WEFT_PRIVATE */
 	WEFT__SYNC_FIELDS
 	void *reserved_[2];
+	/** @endcond */
 } weft_mutex;
 
+/** A condition variable used with a weft_mutex, as pthread_cond_t with a
+ * pthread_mutex_t. Prepare it with weft_cond_init; fields private. */
 typedef struct weft_cond {
-	/* private */
+	/** @cond WEFT_PRIVATE */
 	WEFT__SYNC_FIELDS
 	void *reserved_[2];
+	/** @endcond */
 } weft_cond;
 
+/** A counting semaphore. Prepare it with weft_sem_init; fields private. */
 typedef struct weft_sem {
-	/* private */
+	/** @cond WEFT_PRIVATE */
 	WEFT__SYNC_FIELDS
 	long count_;
 	void *reserved_[2];
+	/** @endcond */
 } weft_sem;
 
+/** A reusable barrier for a fixed number of parties. Prepare it with
+ * weft_barrier_init; fields private. */
 typedef struct weft_barrier {
-	/* private */
+	/** @cond WEFT_PRIVATE */
 	WEFT__SYNC_FIELDS
 	unsigned parties_, arrived_;
 	void *reserved_[2];
+	/** @endcond */
 } weft_barrier;
 
+/** A channel of fixed-size elements, bounded (a ring in a buffer the
+ * caller owns) or unbuffered (a send meets a receive), that can be closed.
+ * Prepare it with weft_chan_init; fields private. */
 typedef struct weft_chan {
-	/* private */
+	/** @cond WEFT_PRIVATE */
 	WEFT__SYNC_FIELDS
 	unsigned char *buf_;
 	size_t elem_size_, capacity_, count_, head_index_;
 	int closed_;
 	void *reserved_[2];
+	/** @endcond */
 } weft_chan;
 
 /** weft_mutex_init prepares an unlocked mutex. WEFT_EINVAL for NULL. */
@@ -90,47 +110,78 @@ WEFT_EXTERN int weft_mutex_trylock(weft_mutex *m);
  * WEFT_EINVAL when the mutex is not locked. */
 WEFT_EXTERN int weft_mutex_unlock(weft_mutex *m);
 
+/** weft_cond_init prepares a condition variable with no waiter. WEFT_EINVAL
+ * for NULL. */
 WEFT_EXTERN int weft_cond_init(weft_cond *c);
 /** weft_cond_wait releases m, waits for a signal, and takes m again before
- * returning. As with pthreads, re-check the condition in a loop. */
+ * returning. As with pthreads, re-check the condition in a loop. Returns 0,
+ * or WEFT_EINVAL for NULL or an m that is not locked (then it does not
+ * wait). A kernel thread sleeps, a fiber parks. */
 WEFT_EXTERN int weft_cond_wait(weft_cond *c, weft_mutex *m);
 /** weft_cond_wait_until is weft_cond_wait with a deadline (as in
  * weft_mutex_lock_until): WEFT_ETIMEDOUT when no signal came by deadline_ns
  * (no signal is consumed). Either way m is held again on return, as with
  * pthread_cond_timedwait. */
 WEFT_EXTERN int weft_cond_wait_until(weft_cond *c, weft_mutex *m, int64_t deadline_ns);
-/** weft_cond_signal wakes the longest waiter; weft_cond_broadcast all. */
+/** weft_cond_signal wakes the longest waiter, if any. It may be called with
+ * or without the mutex held. Returns 0, or WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_cond_signal(weft_cond *c);
+/** weft_cond_broadcast wakes every waiter; each takes the mutex again in
+ * turn before its weft_cond_wait returns. Returns 0, or WEFT_EINVAL for
+ * NULL. */
 WEFT_EXTERN int weft_cond_broadcast(weft_cond *c);
 
-/** weft_sem_init: count >= 0, else WEFT_EINVAL. */
+/** weft_sem_init prepares a semaphore holding count units. WEFT_EINVAL for
+ * NULL or a negative count. */
 WEFT_EXTERN int weft_sem_init(weft_sem *s, long count);
+/** weft_sem_wait takes one unit, waiting while the count is zero: a kernel
+ * thread spins briefly, then sleeps; a fiber parks. Waiters are served
+ * first come, first served, but a unit posted while none of them runs may
+ * be taken by a caller that arrives then (barging), except that a waiter
+ * that waited about 1 ms is handed the next unit directly. Returns 0, or
+ * WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_sem_wait(weft_sem *s);
 /** weft_sem_wait_until is weft_sem_wait with a deadline (as in
  * weft_mutex_lock_until): WEFT_ETIMEDOUT, with the count unchanged, when no
  * unit could be taken by deadline_ns. */
 WEFT_EXTERN int weft_sem_wait_until(weft_sem *s, int64_t deadline_ns);
-/** weft_sem_trywait: WEFT_EAGAIN when the count is zero. */
+/** weft_sem_trywait takes one unit if the count is above zero, without
+ * waiting: 0, WEFT_EAGAIN when the count is zero, WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_sem_trywait(weft_sem *s);
+/** weft_sem_post adds one unit and wakes the longest waiter, if any (or
+ * hands the unit to it when it has waited about 1 ms). Never waits;
+ * callable from any thread and from tasks. Returns 0, or WEFT_EINVAL for
+ * NULL. */
 WEFT_EXTERN int weft_sem_post(weft_sem *s);
+/** weft_sem_value returns the count at the moment of the call (0 for NULL):
+ * a hint for statistics and tests, out of date as soon as another thread
+ * posts or waits. */
 WEFT_EXTERN long weft_sem_value(const weft_sem *s);
 
-/** weft_barrier_init: parties >= 1, else WEFT_EINVAL. */
+/** weft_barrier_init prepares a barrier for parties callers (at least 1).
+ * WEFT_EINVAL for NULL or parties 0. */
 WEFT_EXTERN int weft_barrier_init(weft_barrier *b, unsigned parties);
+/** What weft_barrier_wait returns to the last party of a round (the others
+ * get 0). */
+#define WEFT_BARRIER_LAST 1
 /** weft_barrier_wait blocks until `parties` callers have arrived, then
  * releases them all; the barrier is then ready for the next round. Returns
- * WEFT_BARRIER_LAST for exactly one caller per round (the last to arrive)
- * and 0 for the others. */
-#define WEFT_BARRIER_LAST 1
-/* There is no timed barrier wait: a party that gave up would leave the
+ * WEFT_BARRIER_LAST for exactly one caller per round (the last to arrive),
+ * 0 for the others, and WEFT_EINVAL for NULL.
+ *
+ * There is no timed barrier wait: a party that gave up would leave the
  * round one short, and every other party would then wait for ever (POSIX
  * has no pthread_barrier_timedwait for the same reason). Time out on what
- * the parties wait for instead. */
+ * the parties wait for instead. With W workers under threads or spawn, at
+ * most W tasks can wait at a barrier at once. */
 WEFT_EXTERN int weft_barrier_wait(weft_barrier *b);
 
-/** weft_chan_init prepares a channel of elements of elem_size bytes, with
- * room for capacity of them in buf (elem_size * capacity bytes, owned by the
- * caller; capacity 0: no buffer, every send meets a receive). */
+/** weft_chan_init prepares an open, empty channel of elements of elem_size
+ * bytes, with room for capacity of them in buf (elem_size * capacity bytes,
+ * owned by the caller and in use until the channel is no longer used;
+ * capacity 0: no buffer, buf may be NULL, every send meets a receive).
+ * WEFT_EINVAL for a NULL ch, elem_size 0, a NULL buf with capacity > 0, or
+ * a size that overflows. */
 WEFT_EXTERN int weft_chan_init(weft_chan *ch, size_t elem_size, size_t capacity, void *buf);
 /** weft_chan_send copies *elem into the channel, waiting while it is full.
  * WEFT_ECLOSED when the channel is (or gets) closed: the element was not
@@ -139,12 +190,16 @@ WEFT_EXTERN int weft_chan_send(weft_chan *ch, const void *elem);
 /** weft_chan_recv copies the oldest element into *out, waiting while the
  * channel is empty. WEFT_ECLOSED once the channel is closed and empty. */
 WEFT_EXTERN int weft_chan_recv(weft_chan *ch, void *out);
-/** weft_chan_send_until and weft_chan_recv_until are send and receive with
- * a deadline (CLOCK_MONOTONIC nanoseconds, as weft_clock_ns() reads it):
- * WEFT_ETIMEDOUT when they would still have to wait at deadline_ns, with
- * nothing sent or received; an element that can move at once moves, even
- * with a deadline already past. A fiber parks on its worker's timer. */
+/** weft_chan_send_until is weft_chan_send with a deadline (CLOCK_MONOTONIC
+ * nanoseconds, as weft_clock_ns() reads it): WEFT_ETIMEDOUT when it would
+ * still have to wait at deadline_ns, with nothing sent; an element that can
+ * move at once moves, even with a deadline already past. A fiber parks on
+ * its worker's timer. */
 WEFT_EXTERN int weft_chan_send_until(weft_chan *ch, const void *elem, int64_t deadline_ns);
+/** weft_chan_recv_until is weft_chan_recv with a deadline, as
+ * weft_chan_send_until: WEFT_ETIMEDOUT when no element came by
+ * deadline_ns, with nothing received (*out unchanged); WEFT_ECLOSED once
+ * the channel is closed and empty. */
 WEFT_EXTERN int weft_chan_recv_until(weft_chan *ch, void *out, int64_t deadline_ns);
 /** weft_chan_close: later sends fail, receivers drain what is buffered, then
  * get WEFT_ECLOSED; every waiter is woken. WEFT_ECLOSED if already closed. */

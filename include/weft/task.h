@@ -1,4 +1,5 @@
-/* Tasks and task groups. Both are caller-owned: weft never allocates or
+/** @file
+ * Tasks and task groups. Both are caller-owned: weft never allocates or
  * frees them, so posting a task allocates nothing. A posted task must stay
  * alive and untouched until it has finished (weft_wait returns, or its group
  * or weft_wait_all drains); after that it may be reused or freed. */
@@ -13,46 +14,61 @@
 extern "C" {
 #endif
 
+/** A task's function: runs with the arg given to weft_task_init (or
+ * weft_fork_join). */
 typedef void (*weft_fn)(void *arg);
 
 /** The life of a task; the same names appear in statistics and traces. */
 typedef enum weft_task_state {
-	WEFT_TASK_IDLE = 0,      /* initialised, not posted */
-	WEFT_TASK_QUEUED = 1,    /* posted, waiting for a worker */
-	WEFT_TASK_RUNNING = 2,   /* its function is executing */
-	WEFT_TASK_DONE = 3,      /* its function returned */
-	WEFT_TASK_CANCELLED = 4, /* discarded by a cancelling destroy */
-	WEFT_TASK_STATE_COUNT_
+	WEFT_TASK_IDLE = 0,      /**< initialised, not posted */
+	WEFT_TASK_QUEUED = 1,    /**< posted, waiting for a worker */
+	WEFT_TASK_RUNNING = 2,   /**< its function is executing */
+	WEFT_TASK_DONE = 3,      /**< its function returned */
+	WEFT_TASK_CANCELLED = 4, /**< discarded by a cancelling destroy */
+	WEFT_TASK_STATE_COUNT_   /**< the number of states, not a state */
 } weft_task_state;
 
 struct weft_rt;
 struct weft_group;
 
+/** A task: a function and its argument, caller-owned (on the stack, in an
+ * array, inside the caller's own struct). Prepare it with weft_task_init,
+ * then post it (weft_post, weft_post_in, weft_post_at, weft_post_when). Its
+ * fields are private: touch it only through the functions below. */
 typedef struct weft_task {
+	/** @cond WEFT_PRIVATE */
 	/* private: touched only by weft, through the functions below */
 	weft_fn fn_;
 	void *arg_;
 	int64_t priority_;
-	uint64_t seq_;             /* post order, for FIFO among equal priorities */
-	struct weft_task *next_;   /* queue link, or sibling in a heap */
-	struct weft_task *child_;  /* first child in a heap */
-	struct weft_group *group_; /* group to notify at completion, or NULL */
-	void *fiber_;              /* its fiber once it waited under a fiber model */
-	void *waiters_;            /* weft_wait callers, under the lock bit of state_ */
-	uint32_t state_;           /* weft_task_state | waiter and lock bits, atomic */
-	uint32_t quanta_;          /* psjf, mlfq: quanta charged to it so far */
-	uint16_t level_;           /* mlfq: its queue level */
-	uint16_t epoch_;           /* mlfq: the boost epoch its level belongs to */
-	int32_t level_request_;    /* mlfq: 1 + level asked for while in flight, or 0; atomic */
-	int64_t posted_ns_;        /* statistics on: when it was posted (CLOCK_MONOTONIC) */
+	uint64_t seq_;             /**< post order, for FIFO among equal priorities */
+	struct weft_task *next_;   /**< queue link, or sibling in a heap */
+	struct weft_task *child_;  /**< first child in a heap */
+	struct weft_group *group_; /**< group to notify at completion, or NULL */
+	void *fiber_;              /**< its fiber once it waited under a fiber model */
+	void *waiters_;            /**< weft_wait callers, under the lock bit of state_ */
+	uint32_t state_;           /**< weft_task_state | waiter and lock bits, atomic */
+	uint32_t quanta_;          /**< psjf, mlfq: quanta charged to it so far */
+	uint16_t level_;           /**< mlfq: its queue level */
+	uint16_t epoch_;           /**< mlfq: the boost epoch its level belongs to */
+	int32_t level_request_;    /**< mlfq: 1 + level asked for while in flight, or 0; atomic */
+	int64_t posted_ns_;        /**< statistics on: when it was posted (CLOCK_MONOTONIC) */
+
+	/** @endcond */
 } weft_task;
 
+/** A task group: counts the unfinished tasks posted into it (weft_post_in,
+ * and the group argument of weft_post_at and weft_post_when) so that
+ * weft_group_wait can wait for all of them. Caller-owned; prepare it with
+ * weft_group_init. Its fields are private. */
 typedef struct weft_group {
-	/* private */
-	uint32_t pending_;  /* unfinished tasks | waiter and lock bits, atomic */
-	uint32_t sign_;     /* in-flight bits of its latest post, atomic */
-	void *waiters_;     /* weft_group_wait callers, under the lock bit of pending_ */
-	void *reserved_[3]; /* [0]: marks it initialised */
+	/** @cond WEFT_PRIVATE */
+	uint32_t pending_;  /**< unfinished tasks | waiter and lock bits, atomic */
+	uint32_t sign_;     /**< in-flight bits of its latest post, atomic */
+	void *waiters_;     /**< weft_group_wait callers, under the lock bit of pending_ */
+	void *reserved_[3]; /**< [0]: marks it initialised */
+
+	/** @endcond */
 } weft_group;
 
 /** weft_task_init prepares a task to run fn(arg) with priority 0. Returns
@@ -67,10 +83,15 @@ WEFT_EXTERN int weft_task_init(weft_task *t, weft_fn fn, void *arg);
  * Returns WEFT_EINVAL for NULL, WEFT_EBUSY while the task is queued or
  * running. */
 WEFT_EXTERN int weft_task_set_priority(weft_task *t, int64_t priority);
+/** weft_task_priority returns the task's priority (0 unless
+ * weft_task_set_priority changed it), or 0 for NULL. */
 WEFT_EXTERN int64_t weft_task_priority(const weft_task *t);
 
 /** weft_task_state_of returns the task's current state. */
 WEFT_EXTERN weft_task_state weft_task_state_of(const weft_task *t);
+/** weft_task_state_name returns the state's name ("idle", "queued",
+ * "running", "done", "cancelled"; static), or NULL when state is out of
+ * range. */
 WEFT_EXTERN const char *weft_task_state_name(weft_task_state state);
 
 /** weft_wait blocks until the task has finished. Returns 0 when it ran,

@@ -1,5 +1,7 @@
-/* weft: write a multithreaded program once, run it on whichever threading
- * model fits, chosen at run time. This header includes the whole public API.
+/** @file
+ * weft: write a multithreaded program once, run it on whichever threading
+ * model fits, chosen at run time. This header includes the whole public API
+ * (weft/mpi.h, the optional MPI component, apart).
  *
  *   weft_rt *rt;
  *   weft_rt_create(&rt, NULL);            // model, workers, policy from WEFT_*
@@ -9,6 +11,56 @@
  *   weft_wait_all(rt);
  *   weft_rt_destroy(rt);
  */
+
+/** @mainpage One task API, the threading model chosen at run time
+ *
+ * weft is a C11 library for programs that split work into tasks: post
+ * tasks and wait for them, fork and join recursively, run parallel loops
+ * and reductions, pass values through channels, wait on file descriptors,
+ * with a deadline on every wait. How tasks execute is chosen when the
+ * program starts, from the environment, without touching the code:
+ *
+ * | WEFT_MODEL | a task runs as                                  | a wait           |
+ * | ---------- | ----------------------------------------------- | ---------------- |
+ * | threads    | a call on a pool of kernel threads (default)    | blocks a thread  |
+ * | spawn      | a kernel thread of its own                      | blocks a thread  |
+ * | fibers     | a fiber on one kernel thread                    | parks the fiber  |
+ * | mn         | a fiber over a pool of work-stealing threads    | parks the fiber  |
+ *
+ * @code
+ * weft_rt *rt;
+ * weft_rt_create(&rt, NULL);       // model, workers, policy from WEFT_*
+ * weft_task t;
+ * weft_task_init(&t, fn, arg);     // caller-owned: posting allocates nothing
+ * weft_post(rt, &t);
+ * weft_wait(&t);                   // or weft_wait_all(rt)
+ * weft_rt_destroy(rt);             // drains, joins, frees
+ * @endcode
+ *
+ * Every function returns 0 or a negative WEFT_E* code (error.h,
+ * weft_strerror); detectable misuse returns WEFT_EINVAL rather than
+ * crashing. Each function's comment says its errors and where it may be
+ * called.
+ *
+ * Where to look, header by header (weft.h includes them all):
+ * - runtime.h: weft_rt_create, weft_rt_destroy, posting (weft_post,
+ *   weft_post_in, weft_post_at, weft_post_when), weft_wait_all;
+ * - task.h: weft_task, weft_group, weft_wait, weft_wait_until,
+ *   weft_cancel;
+ * - parallel.h: weft_fork_join, weft_parallel_for, weft_parallel_reduce;
+ * - sync.h: weft_mutex, weft_cond, weft_sem, weft_barrier, weft_chan;
+ * - blocking.h: weft_yield, weft_sleep_ns, weft_wait_fd, weft_blocking;
+ * - config.h: weft_config and the enums behind WEFT_MODEL, WEFT_POLICY,
+ *   WEFT_PIN, WEFT_PREEMPT;
+ * - stats.h: weft_stats_get, weft_stats_print, latency histograms, the
+ *   trace; log.h: weft_set_log; error.h: the codes;
+ * - mpi.h: weft inside MPI ranks (library weft_mpi, optional).
+ *
+ * The guides are in the source tree's docs/ directory: docs/tutorial.md
+ * (from an empty directory to a program on every model),
+ * docs/choosing-a-model.md, docs/configuration.md (every WEFT_* variable),
+ * and examples/ (small programs to copy). */
+
 #ifndef WEFT_WEFT_H
 #define WEFT_WEFT_H
 
@@ -23,11 +75,16 @@
 #include "sync.h"
 #include "task.h"
 
+/** The major version of these headers (0: a minor release may break the API). */
 #define WEFT_VERSION_MAJOR 0
+/** The minor version of these headers. */
 #define WEFT_VERSION_MINOR 1
+/** The patch version of these headers. */
 #define WEFT_VERSION_PATCH 0
+/** @cond WEFT_PRIVATE */
 #define WEFT__STR_(x)      #x
 #define WEFT__STR(x)       WEFT__STR_(x)
+/** @endcond */
 /** The version of these headers, "MAJOR.MINOR.PATCH". */
 #define WEFT_VERSION                  \
 	WEFT__STR(WEFT_VERSION_MAJOR) \

@@ -20,4 +20,15 @@ void weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, int64_t timeout
  * have freed. */
 void weft__futex_wake(_Atomic uint32_t *word, int n);
 
+/* weft__timer_slack_fine sets the calling thread's timer slack to 1 ns,
+ * once per thread. The kernel lets a timeout end late by up to the slack
+ * (50 us by default) to batch wake-ups; that would be the resolution of
+ * the timed waits and sleeps a program makes through weft (a waiter's
+ * deadline, weft_sleep_ns, a fiber worker's poller), which are meant to end
+ * within microseconds of their time. Not for weft's own periodic waits,
+ * nor the timer thread of delayed posts, where the batching is wanted (it
+ * fires thousands of close deadlines with one wake-up each 50 us). 1, not
+ * 0: 0 restores the default. The thread keeps the setting. */
+void weft__timer_slack_fine(void);
+
 #endif

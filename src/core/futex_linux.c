@@ -1,11 +1,22 @@
 /* futex(2) behind core/futex.h. Does not support shared-memory futexes. */
 #include <errno.h>
 #include <linux/futex.h>
+#include <stdbool.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/futex.h"
+
+void weft__timer_slack_fine(void)
+{
+	static _Thread_local bool done;
+	if (!done) {
+		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+		done = true;
+	}
+}
 
 void weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, int64_t timeout_ns)
 {

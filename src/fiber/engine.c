@@ -19,7 +19,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <weft/progress.h>
+
 #include "core/observe.h"
+#include "core/spin.h"
 #include "fiber/engine.h"
 #include "obs/probes.h"
 
@@ -148,7 +151,12 @@ static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
 	}
 	expire_timers(w);
 	maybe_boost(w);
-	return w->ops->next(w);
+	weft_task *t = w->ops->next(w);
+	/* Busy (this runs between any two tasks, also when a fiber parks or
+	 * yields): now and then, the progress duty. */
+	if (t && weft__progress_on())
+		weft__progress_busy(&w->progress);
+	return t;
 }
 
 /* Runs t, just taken from the model's queues, on the running fiber f, and
@@ -257,6 +265,22 @@ static void resume_from_loop(weft__fworker *w, weft__fiber *self, weft__fiber *g
 	reap(w);
 }
 
+static bool progress_came(void *ctx)
+{
+	weft__fworker *w = ctx;
+	return !weft__inbox_empty(&w->inbox) ||
+	       atomic_load_explicit(&w->unparks, memory_order_relaxed) != w->progress_unparks;
+}
+
+/* Nothing to run while a progress function is registered: take the duty
+ * (core/progress.h) before the model's idle op; true when that readied
+ * work. The sleep that may follow is capped (weft__fworker_sleep_for). */
+static bool progress_before_idle(weft__fworker *w)
+{
+	w->progress_unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
+	return weft__progress_idle(&w->progress, progress_came, w, &w->progress_sleep_ns);
+}
+
 /* The worker loop, on the current fiber; returns (on main) when the model
  * says stop. */
 static void loop(weft__fworker *w)
@@ -267,6 +291,8 @@ static void loop(weft__fworker *w)
 		self->first = NULL;
 		if (!t)
 			t = pick(w);
+		if (!t && weft__progress_on() && progress_before_idle(w))
+			continue;
 		if (!t) {
 			if (w->ops->idle(w))
 				continue;
@@ -569,11 +595,48 @@ void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 	}
 	if (max_ns >= 0 && (timeout < 0 || max_ns < timeout))
 		timeout = max_ns;
+	int64_t asked = w->progress_sleep_ns;
+	w->progress_sleep_ns = -1;
+	bool watching =
+	        asked >= 0 && !w->virtual_time && weft__progress_on() && weft__progress_watch(w);
 	uint64_t unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
 	weft__count(&w->sleeps, 1);
 	weft__ticker_idle(&w->ticker, true);
 	weft__idle_begin(w->rt, w->index);
-	weft__poller_wait(&w->poller, timeout, fd_ready, w);
+	/* The watching worker polls for the progress functions between short
+	 * sleeps, here rather than through the loop and the model's idle op
+	 * (whose search would spin at each of them), until something else
+	 * ends the sleep: an fd, a wake-up, its timer or max_ns, a waiter the
+	 * poll readied, or no waiter left. */
+	int64_t start = watching ? clock_now(w) : 0;
+	for (unsigned quick = 0;;) {
+		int64_t t = timeout;
+		if (watching) {
+			if (timeout >= 0 && (t = timeout - (clock_now(w) - start)) < 0)
+				t = 0;
+			if (t < 0 || asked < t)
+				t = asked;
+		}
+		int reported = 0;
+		if (watching && t == 0 && asked == 0 && ++quick % 16 != 0) {
+			/* Asked to poll again at once (inside an arrival window):
+			 * no system call but one in 16, for fds and kicks; the
+			 * inbox is looked at every time. */
+			weft__cpu_relax();
+			w->poller.woken = false;
+		} else {
+			reported = weft__poller_wait(&w->poller, t, fd_ready, w);
+		}
+		if (!watching || reported > 0 || w->poller.woken || !weft__inbox_empty(&w->inbox) ||
+		    (timeout >= 0 && clock_now(w) - start >= timeout))
+			break;
+		w->progress_unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
+		asked = weft_progress_poll();
+		if (asked < 0 || progress_came(w))
+			break;
+	}
+	if (watching)
+		weft__progress_unwatch(w);
 	weft__idle_end(w->rt, w->index);
 	weft__ticker_idle(&w->ticker, false);
 	atomic_store(&w->sleeping, 0);
@@ -721,6 +784,7 @@ int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops
 	w->main.home = w;
 	w->main.wait_fd = -1;
 	weft__timers_init(&w->timers);
+	w->progress_sleep_ns = -1;
 	w->virtual_time = rt->cfg.policy == WEFT_POLICY_RANDOM && rt->seed_given;
 	w->tracing = rt->trace != NULL;
 	int rc = weft__stack_pool_init(&w->stacks, rt->cfg.stack_size, STACK_CACHE);

@@ -30,6 +30,7 @@
 
 #include "core/inbox.h"
 #include "core/internal.h"
+#include "core/progress.h"
 #include "fiber/context.h"
 #include "fiber/preempt.h"
 #include "fiber/stack.h"
@@ -148,6 +149,14 @@ struct weft__fworker {
 	 * looks before sleeping, wake-ups this worker sent and received. */
 	_Atomic uint64_t steal_attempts, spins, wakes_sent, wakes_received;
 	WEFT__ALIGNED _Atomic uint64_t unparks; /* any thread: an atomic add */
+
+	/* The progress duty (core/progress.h), worker only: the spin, the
+	 * longest the next sleep may last (negative: no limit), and unparks
+	 * before the poll (a change means a progress function woke a fiber
+	 * of this worker). */
+	weft__progress_state progress;
+	int64_t progress_sleep_ns;
+	uint64_t progress_unparks;
 };
 
 /* Sets up w (stacks, timers, poller); 0 or a WEFT_E* code, everything

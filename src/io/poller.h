@@ -3,17 +3,27 @@
  * Linux uses epoll plus an eventfd (poller_epoll.c); kqueue would fill the
  * same interface on BSD and macOS.
  *
+ * The timeout has nanosecond resolution, so that a fiber's sleep or
+ * deadline fires within microseconds of its time rather than on the next
+ * millisecond: on Linux epoll_pwait2 (5.11), found at run time, else a
+ * timerfd in the epoll set. The thread that waits gets a timer slack of
+ * 1 ns (weft__timer_slack_fine in core/futex.h).
+ *
  * Interest is one-shot: an fd armed for some events reports once and must
  * be armed again. One poller per worker; only weft__poller_wake may be
  * called from other threads. */
 #ifndef WEFT_SRC_IO_POLLER_H
 #define WEFT_SRC_IO_POLLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct weft__poller {
 	int epfd;
-	int wakefd; /* eventfd: a write makes the current or next wait return */
+	int wakefd;       /* eventfd: a write makes the current or next wait return */
+	int timerfd;      /* -1 unless the kernel lacks epoll_pwait2 */
+	bool timer_armed; /* timerfd holds a timeout not yet reported */
+	bool woken;       /* the last wait saw a wake-up (weft__poller_wake) */
 } weft__poller;
 
 /* Returns 0, WEFT_EMFILE when the process or system is out of file

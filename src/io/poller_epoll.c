@@ -1,16 +1,29 @@
 /* io/poller.h on Linux: epoll for readiness, an eventfd for
  * wake-ups from other threads. Does not use edge triggering: interest is
- * EPOLLONESHOT, so a ready fd is reported once per arm. */
+ * EPOLLONESHOT, so a ready fd is reported once per arm.
+ *
+ * Timeouts: epoll_wait takes milliseconds, which made every timed wait of
+ * an idle fiber worker end on a millisecond tick (589 us late at the
+ * median for a 2.5 ms wait). epoll_pwait2 takes a timespec; it is called
+ * through syscall() because glibc before 2.35 has no wrapper, and probed
+ * once per process, since a kernel before 5.11 (or a seccomp filter)
+ * answers ENOSYS. Without it each poller has a timerfd in its epoll set,
+ * set before each wait with a timeout: one more system call per sleep. */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "core/futex.h"
 #include "core/internal.h"
+#include "core/testing.h"
 #include "io/poller.h"
 
 /* What a refusal of call means to the caller, said on stderr with errno's
@@ -24,7 +37,8 @@ static int refused(const char *call, int err)
 			snprintf(limit, sizeof(limit), "%llu", (unsigned long long)nofile.rlim_cur);
 		weft__log(WEFT_LOG_ERROR,
 		          "weft: cannot create a fiber worker's poller (%s: %s): %s%s; a fiber "
-		          "worker needs two descriptors (an epoll instance and an eventfd)\n",
+		          "worker needs two or three descriptors (an epoll instance, an eventfd "
+		          "and, before Linux 5.11, a timerfd)\n",
 		          call, strerror(err),
 		          err == EMFILE
 		                  ? "the process's descriptor limit (RLIMIT_NOFILE, ulimit -n) is "
@@ -37,8 +51,51 @@ static int refused(const char *call, int err)
 	return WEFT_ENOMEM;
 }
 
+/* The kernel's struct __kernel_timespec: 64-bit fields on every ABI. */
+struct ktimespec {
+	int64_t tv_sec;
+	long long tv_nsec;
+};
+
+static int pwait2(int epfd, struct epoll_event *evs, int n, const struct ktimespec *ts)
+{
+#ifdef SYS_epoll_pwait2
+	return (int)syscall(SYS_epoll_pwait2, epfd, evs, n, ts, NULL, 0);
+#else
+	(void)epfd, (void)evs, (void)n, (void)ts;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* 1: epoll_pwait2 works, -1: it does not, 0: not probed yet. Any thread. */
+static _Atomic int have_pwait2;
+
+static bool use_pwait2(int epfd)
+{
+	int known = atomic_load_explicit(&have_pwait2, memory_order_relaxed);
+	if (known)
+		return known > 0;
+	struct epoll_event ev;
+	struct ktimespec zero = {0, 0};
+	known = pwait2(epfd, &ev, 1, &zero) >= 0 || errno == EINTR ? 1 : -1;
+	atomic_store_explicit(&have_pwait2, known, memory_order_relaxed);
+	return known > 0;
+}
+
+void weft__fault_no_pwait2(bool on)
+{
+	atomic_store_explicit(&have_pwait2, on ? -1 : 0, memory_order_relaxed);
+}
+
+/* The token of the timerfd in the epoll set (the wake-up's is NULL). */
+static char timer_token;
+
 int weft__poller_init(weft__poller *p)
 {
+	p->timerfd = -1;
+	p->timer_armed = false;
+	p->woken = false;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0)
 		return refused("epoll_create1", errno);
@@ -48,18 +105,34 @@ int weft__poller_init(weft__poller *p)
 		close(p->epfd);
 		return refused("eventfd", err);
 	}
+	const char *call = "epoll_ctl";
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev) != 0) {
-		int err = errno;
-		close(p->wakefd);
-		close(p->epfd);
-		return refused("epoll_ctl", err);
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev) != 0)
+		goto fail;
+	if (!use_pwait2(p->epfd)) {
+		call = "timerfd_create";
+		p->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (p->timerfd < 0)
+			goto fail;
+		call = "epoll_ctl";
+		ev.data.ptr = &timer_token;
+		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->timerfd, &ev) != 0)
+			goto fail;
 	}
 	return 0;
+fail:;
+	int err = errno;
+	if (p->timerfd >= 0)
+		close(p->timerfd);
+	close(p->wakefd);
+	close(p->epfd);
+	return refused(call, err);
 }
 
 void weft__poller_destroy(weft__poller *p)
 {
+	if (p->timerfd >= 0)
+		close(p->timerfd);
 	close(p->wakefd);
 	close(p->epfd);
 }
@@ -79,7 +152,7 @@ static short from_epoll(uint32_t e)
 
 int weft__poller_arm(weft__poller *p, int fd, short events, void *token)
 {
-	if (fd < 0 || fd == p->wakefd || !token)
+	if (fd < 0 || fd == p->wakefd || fd == p->timerfd || !token)
 		return WEFT_EINVAL;
 	struct epoll_event ev = {.events = to_epoll(events), .data.ptr = token};
 	if (epoll_ctl(p->epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
@@ -94,21 +167,59 @@ void weft__poller_disarm(weft__poller *p, int fd)
 	epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+/* epoll_wait for the timeout through the timerfd (no epoll_pwait2). */
+static int wait_timerfd(weft__poller *p, struct epoll_event *evs, int n, int64_t timeout_ns)
+{
+	if (timeout_ns > 0) {
+		struct itimerspec its = {.it_value = {.tv_sec = timeout_ns / 1000000000,
+		                                      .tv_nsec = timeout_ns % 1000000000}};
+		if (timerfd_settime(p->timerfd, 0, &its, NULL) == 0) {
+			p->timer_armed = true;
+			return epoll_wait(p->epfd, evs, n, -1);
+		}
+		/* Cannot happen with a valid fd; a millisecond timeout then. */
+		return epoll_wait(
+		        p->epfd, evs, n,
+		        timeout_ns > INT32_MAX * 1000000LL
+		                ? INT32_MAX
+		                : (int)(timeout_ns / 1000000 + (timeout_ns % 1000000 != 0)));
+	}
+	if (p->timer_armed) { /* a stale timeout would end this wait early */
+		struct itimerspec off = {{0, 0}, {0, 0}};
+		timerfd_settime(p->timerfd, 0, &off, NULL);
+		p->timer_armed = false;
+	}
+	return epoll_wait(p->epfd, evs, n, timeout_ns == 0 ? 0 : -1);
+}
+
 int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn ready, void *ctx)
 {
-	int ms = -1;
-	if (timeout_ns >= 0) /* round up: never report a timer early */
-		ms = (int)(timeout_ns > INT32_MAX * 1000000LL
-		                   ? INT32_MAX
-		                   : timeout_ns / 1000000 + (timeout_ns % 1000000 != 0));
 	struct epoll_event evs[64];
-	int n = epoll_wait(p->epfd, evs, 64, ms);
+	int n;
+	if (timeout_ns > 0)
+		weft__timer_slack_fine();
+	if (p->timerfd >= 0) {
+		n = wait_timerfd(p, evs, 64, timeout_ns);
+	} else if (timeout_ns < 0) {
+		n = epoll_wait(p->epfd, evs, 64, -1);
+	} else {
+		struct ktimespec ts = {timeout_ns / 1000000000, timeout_ns % 1000000000};
+		n = pwait2(p->epfd, evs, 64, &ts);
+	}
 	int reported = 0;
+	p->woken = false;
 	for (int i = 0; i < n; i++) {
+		uint64_t drain;
 		if (!evs[i].data.ptr) {
-			uint64_t drain;
+			p->woken = true;
 			while (read(p->wakefd, &drain, sizeof(drain)) > 0)
 				;
+			continue;
+		}
+		if (evs[i].data.ptr == &timer_token) {
+			while (read(p->timerfd, &drain, sizeof(drain)) > 0)
+				;
+			p->timer_armed = false;
 			continue;
 		}
 		ready(evs[i].data.ptr, from_epoll(evs[i].events), ctx);

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "core/futex.h"
 #include "core/internal.h"
 #include "fiber/engine.h"
 #include "sync/waiter.h"
@@ -32,6 +33,7 @@ int weft_sleep_ns(int64_t ns)
 	}
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000),
 	                      .tv_nsec = (long)(ns % 1000000000)};
+	weft__timer_slack_fine();
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 	return 0;

@@ -55,6 +55,8 @@ static bool spin_then_announce(weft__waiter *w, int spins)
 
 void weft__waiter_sleep(weft__waiter *w, int64_t timeout_ns)
 {
+	if (timeout_ns >= 0)
+		weft__timer_slack_fine(); /* core/futex.h */
 	if (spin_then_announce(w, WAITER_SPINS))
 		weft__futex_wait(&w->woken, SLEEPING, timeout_ns);
 }
@@ -128,6 +130,7 @@ bool weft__waiter_park_until(weft__waiter *w, weft__wait_reason why, int64_t dea
 	if (!spin_then_announce(w, WAITER_SPINS))
 		return true;
 	/* Not counted in rt->blocked: a wait with a deadline ends by itself. */
+	weft__timer_slack_fine(); /* within microseconds of it (core/futex.h) */
 	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {
 		int64_t left = deadline_ns - now_ns();
 		if (left <= 0)

@@ -1,5 +1,5 @@
 # ctest compat.seed_cmdline, run as `cmake -P`: builds the seed-style
-# program the way docs/compat.md tells a user to build the seed's programs,
+# program the way docs/seeds/compat.md tells a user to build the seed's programs,
 #
 #   cc -I<weft>/include/weft/compat <sources> -L<libdir> -lweft -lpthread
 #

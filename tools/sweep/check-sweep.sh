@@ -67,8 +67,8 @@ small)
 	done
 	has "^threads +1 +2/2 .* 1\.00 +100%"
 	has "^fibers +1 +2/2 .* 1\.00 +100%"
-	has "^knee \(model=threads\): (1 workers \(1 -> 2: |none up to 2 workers)"
-	has "^knee \(model=fibers\): (1 workers \(1 -> 2: |none up to 2 workers)"
+	has "^knee \(model=threads\): (1 worker \(1 -> 2: |none up to 2 workers)"
+	has "^knee \(model=fibers\): (1 worker \(1 -> 2: |none up to 2 workers)"
 	has "^note: the fibers model runs one worker"
 	has "^weft-sweep: \[8/8\] model=fibers workers=2 run 2/2: [0-9.]+ s$"
 	has "^csv: $out/s.csv$"
@@ -101,7 +101,7 @@ knee)
 	run 0 --workers 1,2,4 --repeat 1 -- "$sleepw" 0.8 0.05
 	has "^knee \(all\): none up to 4 workers"
 	run 0 --workers 1,2 --repeat 1 --knee 60 -- "$sleepw" 0.8 0.05
-	has "^knee \(all\): 1 workers \(1 -> 2: time cut by [0-9.]+%, less than 60%\)"
+	has "^knee \(all\): 1 worker \(1 -> 2: time cut by [0-9.]+%, less than 60%\)"
 	;;
 
 failing)
@@ -132,8 +132,8 @@ timeout)
 	start=$(date +%s)
 	run 1 --workers 1,2 --repeat 1 --timeout 0.5 -- "$sleepw" 30 0
 	[ $(($(date +%s) - start)) -lt 10 ] || fail "the timeout did not stop the runs"
-	has "^FAILED 1 of 1 runs \(workers=1\): timeout after 0.5 s$"
-	has "^FAILED 1 of 1 runs \(workers=2\): timeout after 0.5 s$"
+	has "^FAILED 1 of 1 run \(workers=1\): timeout after 0.5 s$"
+	has "^FAILED 1 of 1 run \(workers=2\): timeout after 0.5 s$"
 	;;
 
 interrupt)

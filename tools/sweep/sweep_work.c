@@ -25,6 +25,8 @@
 
 #include <weft/weft.h>
 
+#include "../../apps/common/cli.h"
+
 #define MAX_TASKS 4096
 #define USAGE     "usage: sweep-work [--fail-every K] <tasks> <millions>\n"
 
@@ -87,6 +89,7 @@ static int nth_run_fails(long every)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("sweep-work");
 	enum { OPT_VERSION = 256, OPT_FAIL_EVERY };
 	static const struct option longopts[] = {
 	        {"help", no_argument, NULL, 'h'},

@@ -1,5 +1,5 @@
 /* weft-probe: the seeds' measurements of the machine and of weft, one
- * command per experiment (see docs/probe.md).
+ * command per experiment (see docs/seeds/probe.md).
  *
  * Every experiment is a function that takes a probe context, measures, and
  * hands each figure to probe_row() as the raw samples of its repetitions;

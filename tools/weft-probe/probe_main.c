@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <weft/weft.h>
 
+#include "../../apps/common/cli.h"
+
 typedef struct row {
 	char metric[112];
 	char unit[16];
@@ -385,11 +387,13 @@ static int write_report(const probe *p, double total_s)
 
 	fprintf(f, "# weft-probe report\n\n");
 	fprintf(f, "- date: %s\n", date);
-	fprintf(f, "- machine: %s, %ld CPU(s) online, %d in this process's affinity mask\n", cpu,
-	        sysconf(_SC_NPROCESSORS_ONLN), p->ncpus);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	fprintf(f, "- machine: %s, %ld CPU%s online, %d in this process's affinity mask\n", cpu,
+	        online, cli_plural(online), p->ncpus);
 	fprintf(f, "- kernel: %s %s %s\n", u.sysname, u.release, u.machine);
-	fprintf(f, "- weft %d.%d.%d, %s; %d repetition(s) per figure%s; total %.1f s\n",
+	fprintf(f, "- weft %d.%d.%d, %s; %d repetition%s per figure%s; total %.1f s\n",
 	        WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, build_kind(), p->reps,
+	        cli_plural(p->reps),
 	        p->quick ? ", --quick sizes (smoke test: the figures mean little)" : "", total_s);
 	double load_end = loadavg();
 	fprintf(f, "- load average (1 min) at start %.2f, at end %.2f%s\n", load_start, load_end,
@@ -503,6 +507,7 @@ static int run_experiment(probe *p, const experiment *e)
 
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit(PROBE_NAME);
 	probe p;
 	memset(&p, 0, sizeof(p));
 	p.reps = 0;
@@ -623,9 +628,9 @@ int main(int argc, char **argv)
 	if (p.csv)
 		printf("experiment,metric,unit,reps,median,min,max,seed\n");
 	else
-		printf(PROBE_NAME ": %d experiment(s), %d repetition(s) each%s, %d CPU(s) "
-		                  "allowed\n",
-		       nselected, p.reps, p.quick ? ", quick sizes" : "", p.ncpus);
+		printf(PROBE_NAME ": %d experiment%s, %d repetition%s each%s, %d CPU%s allowed\n",
+		       nselected, cli_plural(nselected), p.reps, cli_plural(p.reps),
+		       p.quick ? ", quick sizes" : "", p.ncpus, cli_plural(p.ncpus));
 
 	load_start = loadavg();
 	double t0 = probe_now_ns();

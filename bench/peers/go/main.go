@@ -42,8 +42,14 @@ func die(what string) {
 	os.Exit(1)
 }
 
+// weftVersion is set by build-runtimes.sh (-ldflags -X) for --version.
+var weftVersion = "unknown"
+
+const usageText = "usage: %s [--rep R] [--small] [--sort-n N] [--fib-n N] [--only WORKLOAD]\n" +
+	"       %s --help | --version\n"
+
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: %s [--rep R] [--small] [--sort-n N] [--fib-n N] [--only WORKLOAD]\n", prog)
+	fmt.Fprintf(os.Stderr, usageText, prog, prog)
 	os.Exit(2)
 }
 
@@ -85,7 +91,14 @@ func parse(args []string) opts {
 			}
 			o.only = args[i+1]
 			i++
+		case "-h", "--help":
+			fmt.Printf(usageText, prog, prog)
+			os.Exit(0)
+		case "--version":
+			fmt.Printf("%s (weft) %s\n", prog, weftVersion)
+			os.Exit(0)
 		default:
+			fmt.Fprintf(os.Stderr, "%s: unknown option '%s'\n", prog, args[i])
 			usage()
 		}
 	}

@@ -52,9 +52,12 @@ public final class Peers {
 		System.exit(1);
 	}
 
+	static final String USAGE = "usage: " + PROG
+			+ " [--rep R] [--small] [--sort-n N] [--fib-n N] [--only WORKLOAD]\n       " + PROG
+			+ " --help | --version";
+
 	static void usage() {
-		System.err.println("usage: " + PROG
-				+ " [--rep R] [--small] [--sort-n N] [--fib-n N] [--only WORKLOAD]");
+		System.err.println(USAGE);
 		System.exit(2);
 	}
 
@@ -91,7 +94,19 @@ public final class Peers {
 					usage();
 				o.only = args[++i];
 			}
-			default -> usage();
+			case "-h", "--help" -> {
+				System.out.println(USAGE);
+				System.exit(0);
+			}
+			// weft.version: set by the peers-java script build-runtimes.sh writes.
+			case "--version" -> {
+				System.out.println(PROG + " (weft) " + System.getProperty("weft.version", "unknown"));
+				System.exit(0);
+			}
+			default -> {
+				System.err.println(PROG + ": unknown option '" + args[i] + "'");
+				usage();
+			}
 			}
 		}
 		o.sizes(small, fibN);

@@ -1,4 +1,4 @@
-/* The seed scheduler's API (CMPE108C/180C "sched.h": task_init, sched_init,
+/* The seed scheduler's API (CMPE 180C "sched.h": task_init, sched_init,
  * sched_post, sched_execute, sched_fini) implemented on weft, so the seed's
  * programs build unchanged. They write `#include <sched.h>`; compile them
  * with one extra flag,
@@ -16,7 +16,7 @@
  * quoted includes, so the one -I flag is enough. It may also be included as
  * <weft/compat/sched.h> with -I<weft>/include.
  *
- * What differs from the seed (docs/compat.md has the details):
+ * What differs from the seed (docs/seeds/compat.md has the details):
  *  - priority order is exact over the whole uint64_t range (the seed's heap
  *    had an off-by-one sift-up and truncated pri to int), and tasks of
  *    equal priority run in post order (the seed's did not);
@@ -32,7 +32,7 @@
  *    task_init, sched_post, ... A program that keeps the seed's own
  *    sched.h (and so calls sched_init, ... by those names, with the seed's
  *    struct layouts) links against libweft-sched.a instead, the drop-in for
- *    the seed's libsched.a (docs/compat.md). */
+ *    the seed's libsched.a (docs/seeds/compat.md). */
 #ifndef WEFT_COMPAT_SCHED_H
 #define WEFT_COMPAT_SCHED_H
 
@@ -73,19 +73,21 @@ extern "C" {
 struct sched;
 struct weft_compat_sched;
 
-/* A unit of work. pri, fptr and args are the seed's fields; set them with
+/** A unit of work. pri, fptr and args are the seed's fields; set them with
  * task_init. The rest is private. The task is caller-owned: it must stay
  * alive and untouched from sched_post until it has run (sched_execute or
  * sched_fini returned); after that it may be posted again. */
 typedef struct task {
-	uint64_t pri;              /* smaller runs first */
-	void (*fptr)(void *, int); /* fptr(args, worker index) */
-	void *args;
-	/* private */
+	uint64_t pri;              /**< smaller runs first */
+	void (*fptr)(void *, int); /**< fptr(args, worker index) */
+	void *args;                /**< passed to fptr */
+	/** @cond WEFT_PRIVATE */
 	weft_task task_;                  /* what weft queues and runs */
 	struct task *held_next_;          /* link while held (SCHED_STOPPED) */
 	struct weft_compat_sched *owner_; /* scheduler it was last posted to */
 	int held_;                        /* in the held list */
+
+	/** @endcond */
 } task_t;
 
 /* task_init zeroes *tp, then sets pri, fptr and args. */
@@ -98,14 +100,16 @@ typedef enum sched_state {
 	SCHED_DONE = 2     /* sched_fini: drain, then stop */
 } sched_state_t;
 
-/* A scheduler: a weft runtime plus the list of held tasks. The public
+/** A scheduler: a weft runtime plus the list of held tasks. The public
  * fields are for reading. */
 typedef struct sched {
-	int num_workers;     /* workers actually running (after WEFT_WORKERS) */
-	int queue_depth;     /* most tasks posted and not yet started */
-	sched_state_t state; /* changed by sched_post, sched_execute, sched_fini */
-	/* private */
+	int num_workers;     /**< workers actually running (after WEFT_WORKERS) */
+	int queue_depth;     /**< most tasks posted and not yet started */
+	sched_state_t state; /**< changed by sched_post, sched_execute, sched_fini */
+	/** @cond WEFT_PRIVATE */
 	struct weft_compat_sched *impl_;
+
+	/** @endcond */
 } sched_t;
 
 /* sched_init starts num_workers workers (0: one per CPU) that take at most

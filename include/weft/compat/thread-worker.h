@@ -32,7 +32,7 @@
  * selects MLFQ (WEFT_MLFQ_LEVELS, WEFT_MLFQ_BOOST_US), WEFT_MODEL=threads
  * runs the workers on a pool of kernel threads (WEFT_WORKERS of them).
  *
- * What differs from the seed (docs/compat-worker.md has the details):
+ * What differs from the seed (docs/seeds/compat-worker.md has the details):
  *  - worker ids count from 1 in creation order and are never reused;
  *  - the functions return 0 on success and -1 on misuse (NULL arguments,
  *    an unknown or already joined worker) instead of crashing;
@@ -46,7 +46,7 @@
  *    own thread-worker.h (and so calls worker_create, ... by those names,
  *    with its own worker_mutex_t) links against libweft-worker.a instead,
  *    the drop-in for the seed's libthread-worker.a
- *    (docs/compat-worker.md). */
+ *    (docs/seeds/compat-worker.md). */
 #ifndef WEFT_COMPAT_THREAD_WORKER_H
 #define WEFT_COMPAT_THREAD_WORKER_H
 
@@ -95,11 +95,12 @@ typedef unsigned int worker_t;
 /* The thread control block; private to the library (src/compat/worker.c). */
 typedef struct TCB tcb;
 
-/* A mutex: weft's FIFO hand-off mutex, which parks a waiting fiber (or
- * blocks a waiting kernel thread) instead of spinning. */
+/** A mutex: weft's mutex, which parks a waiting fiber (or blocks a waiting
+ * kernel thread) instead of spinning. */
 typedef struct worker_mutex_t {
-	/* private */
+	/** @cond WEFT_PRIVATE */
 	weft_mutex m_;
+	/** @endcond */
 } worker_mutex_t;
 
 /* Priorities for worker_setschedprio (MLFQ): HIGH_PRIO starts a worker in

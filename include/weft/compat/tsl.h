@@ -15,7 +15,7 @@
  * threads get tids 2, 3, ... in creation order. Switches happen only in
  * tsl_yield, tsl_join and tsl_exit (and when a thread's function returns).
  *
- * What differs from the seed (docs/compat-tsl.md has the details):
+ * What differs from the seed (docs/seeds/compat-tsl.md has the details):
  *  - 64-bit, no -m32; the switch is weft's assembly context switch (or
  *    its ucontext fallback on other processors), not getcontext/
  *    setcontext. <ucontext.h> is still included because the seed's
@@ -44,7 +44,7 @@
  *    calls tsl_init, tsl_yield, ... A program that keeps its own copy of
  *    the seed's tsl.h (and so calls tsl_init, ... by those names) links
  *    against libweft-tsl.a instead, the drop-in for the seed's libtsl.a
- *    (docs/compat-tsl.md). */
+ *    (docs/seeds/compat-tsl.md). */
 #ifndef WEFT_COMPAT_TSL_H
 #define WEFT_COMPAT_TSL_H
 

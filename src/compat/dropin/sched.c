@@ -1,4 +1,4 @@
-/* libweft-sched.a: the CMPE108C/180C scheduler's own function names
+/* libweft-sched.a: the CMPE 180C scheduler's own function names
  * (task_init, sched_init, sched_post, sched_execute, sched_fini), for a
  * program compiled against the seed's own sched.h (its Makefile's
  * -I ../sched). Each forwards to weft's (src/compat/sched.c). See dropin.h.

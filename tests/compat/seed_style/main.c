@@ -1,5 +1,5 @@
 /*
- * A program written the way the seed's programs were (CMPE108C, project/):
+ * A program written the way the seed's programs were (CMPE 180C, project/):
  * it includes <sched.h> and expects the scheduler API from it, uses bool
  * without <stdbool.h>, bzero, assert and `void main`, and also relies on
  * the system <sched.h> (sched_yield, SCHED_OTHER) and on <pthread.h>. It

@@ -18,7 +18,7 @@ endforeach()
 
 # With -DCC=<compiler> -DSOURCE=<seed_app.c> -DCOMPAT_DIR=<dir> -DLIBDIR=<dir>
 # [-DEXTRA_FLAGS=<sanitizer flags>], APP is first built the way
-# docs/compat-tsl.md tells a user to build a seed program, against the build
+# docs/seeds/compat-tsl.md tells a user to build a seed program, against the build
 # tree's libweft.so:
 #
 #   cc -I<weft>/include/weft/compat app.c -L<libdir> -lweft -lpthread

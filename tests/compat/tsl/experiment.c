@@ -1,5 +1,5 @@
 /* An experiment program like the one in the seed student's report
- * (seed 003 in the README's section "Where weft came from: the seeds"),
+ * (seed 003 in the list in docs/seeds/README.md),
  * written in the seed's style and built with only -I include/weft/compat:
  *
  *   ./experiment nthreads alg maxcount yieldperiod exitperiod cancelperiod [print]

@@ -1,6 +1,6 @@
 /* The seed's sample program (app.c of the TSL assignment), rewritten here
- * in its style from its documented behaviour (seed 003 in the README's
- * section "Where weft came from: the seeds"): main creates numofthreads-1
+ * in its style from its documented behaviour (seed 003 in the list in
+ * docs/seeds/README.md): main creates numofthreads-1
  * threads running foo, joins them one by one and ends with tsl_exit();
  * each thread counts to MAXCOUNT, printing every count and yielding every
  * YIELDPERIOD counts. Built with only -I include/weft/compat, as a seed

@@ -55,8 +55,10 @@ fn die(what: &str) -> ! {
     exit(1)
 }
 
+const USAGE: &str = "[--rep R] [--small] [--sort-n N] [--fib-n N] [--only WORKLOAD]";
+
 fn usage() -> ! {
-    eprintln!("usage: {PROG} [--rep R] [--small] [--sort-n N] [--fib-n N] [--only WORKLOAD]");
+    eprintln!("usage: {PROG} {USAGE}\n       {PROG} --help | --version");
     exit(2)
 }
 
@@ -98,7 +100,22 @@ fn parse() -> Opts {
                 only = Some(v.unwrap_or_else(|| usage()).clone());
                 i += 1
             }
-            _ => usage(),
+            "-h" | "--help" => {
+                println!("usage: {PROG} {USAGE}\n       {PROG} --help | --version");
+                exit(0)
+            }
+            // WEFT_VERSION: set by build-runtimes.sh when it runs cargo.
+            "--version" => {
+                println!(
+                    "{PROG} (weft) {}",
+                    option_env!("WEFT_VERSION").unwrap_or("unknown")
+                );
+                exit(0)
+            }
+            other => {
+                eprintln!("{PROG}: unknown option '{other}'");
+                usage()
+            }
         }
         i += 1
     }
@@ -109,7 +126,11 @@ fn parse() -> Opts {
         spawn_n: pick(2000, 500_000),
         for_iters: pick(1000, 100_000),
         for_passes: pick(10, 200),
-        fib_n: if fib_n > 0 { fib_n as u32 } else { pick(15, 25) as u32 },
+        fib_n: if fib_n > 0 {
+            fib_n as u32
+        } else {
+            pick(15, 25) as u32
+        },
         join_n: pick(2000, 200_000),
         ping_n: pick(2000, 100_000),
     }
@@ -146,7 +167,8 @@ fn runtime(workers: Option<usize>) -> tokio::runtime::Runtime {
     if let Some(w) = workers {
         b.worker_threads(w);
     }
-    b.build().unwrap_or_else(|e| die(&format!("cannot start tokio: {e}")))
+    b.build()
+        .unwrap_or_else(|e| die(&format!("cannot start tokio: {e}")))
 }
 
 // ------------------------------------------------------------ tokio
@@ -230,7 +252,10 @@ fn tokio_pingpong(o: &Opts) {
         let (back_tx, mut back_rx) = tokio::sync::mpsc::channel::<i64>(1);
         let b = tokio::spawn(async move {
             for _ in 0..n {
-                let v = there_rx.recv().await.unwrap_or_else(|| die("pingpong: closed"));
+                let v = there_rx
+                    .recv()
+                    .await
+                    .unwrap_or_else(|| die("pingpong: closed"));
                 if back_tx.send(v + 1).await.is_err() {
                     die("pingpong: closed");
                 }
@@ -243,7 +268,10 @@ fn tokio_pingpong(o: &Opts) {
                 if there_tx.send(i).await.is_err() {
                     die("pingpong: closed");
                 }
-                let w = back_rx.recv().await.unwrap_or_else(|| die("pingpong: closed"));
+                let w = back_rx
+                    .recv()
+                    .await
+                    .unwrap_or_else(|| die("pingpong: closed"));
                 bad += (w != i + 1) as i64;
             }
             (bad, since(t0))

@@ -5,5 +5,5 @@
  * -I<weft>/include/weft/compat/benchmarks, that include is looked up as
  * this directory's ../thread-worker.h, weft's header, so the benchmarks
  * build unchanged; this file serves the programs that write
- * #include "thread-worker.h" with the same flag. docs/compat-worker.md. */
+ * #include "thread-worker.h" with the same flag. docs/seeds/compat-worker.md. */
 #include "../thread-worker.h"

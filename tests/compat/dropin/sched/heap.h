@@ -1,4 +1,4 @@
-/* The seed scheduler's heap.h (CMPE108C project/sched), rewritten here
+/* The seed scheduler's heap.h (CMPE 180C project/sched), rewritten here
  * from its documented interface (seed 000 in the README's section "Where
  * weft came from: the seeds"): the priority queue's types and functions.
  * The programs do not call these; sched.h needs the type. libweft-sched.a

@@ -1,4 +1,4 @@
-/* The seed scheduler's sched.h (CMPE108C project/sched), rewritten here
+/* The seed scheduler's sched.h (CMPE 180C project/sched), rewritten here
  * from its documented interface (seed 000 in the README's section "Where
  * weft came from: the seeds"): its own task_t and sched_t layouts and the
  * five functions, nothing of weft. The seed's programs find it with

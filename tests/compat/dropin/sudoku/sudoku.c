@@ -1,11 +1,11 @@
-/* The seed's sudoku validator (CMPE108C project/sudoku) in its authors'
+/* The seed's sudoku validator (CMPE 180C project/sudoku) in its authors'
  * style, rewritten here from its documented behaviour (seed 000 in the
- * README's section "Where weft came from: the seeds"): one hard-coded
+ * list in docs/seeds/README.md): one hard-coded
  * grid, indexed [col][row]; 11 tasks (9 boxes, all rows, all columns)
  * posted held with priority 1 and run by one sched_execute; the grid, then "Valid sudoku
  * map." or "Invalid sudoku map.". As in the seed, what sched_init returns
  * is not looked at. Built unmodified by tests/compat/dropin two ways
- * (docs/compat.md): with the seed's own sched.h (-I ../sched) and
+ * (docs/seeds/compat.md): with the seed's own sched.h (-I ../sched) and
  * -lweft-sched, and with weft's header (-I<weft>/include/weft/compat) and
  * -lweft.
  *

@@ -1,6 +1,6 @@
 /* The seed's tsl.h as a student's project keeps it (Bilkent CS342 Spring
  * 2024, project 2), rewritten here from its documented interface (seed
- * 003 in the README's section "Where weft came from: the seeds"): the
+ * 003 in the list in docs/seeds/README.md): the
  * constants and the seven prototypes, nothing of weft. The drop-in tests
  * (tests/compat/dropin) copy it next to the seed's app.c and link
  * libweft-tsl.a, as a student who replaces only the library in the

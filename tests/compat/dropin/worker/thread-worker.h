@@ -1,6 +1,6 @@
 /* A student's thread-worker.h (Rutgers CS416 project 2, Fall 2024
  * skeleton, filled in), rewritten here from its documented interface
- * (seed 004 in the README's section "Where weft came from: the seeds"):
+ * (seed 004 in the list in docs/seeds/README.md):
  * the skeleton's prototypes and pthread renaming, with a TCB and a
  * worker_mutex_t of the student's own, nothing of weft. Its worker_mutex_t
  * is a few bytes, smaller than weft's mutex, as a student's would be:

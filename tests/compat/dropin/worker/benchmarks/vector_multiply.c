@@ -4,7 +4,7 @@
  * <pthread.h> first, then "../thread-worker.h",
  * pthread_* calls renamed by that header's USE_WORKERS macros, the MLFQ
  * priority call behind #ifdef MLFQ, and the seed's report block. Built
- * unmodified two ways by tests/compat/dropin (docs/compat-worker.md):
+ * unmodified two ways by tests/compat/dropin (docs/seeds/compat-worker.md):
  * against weft's header with -I<weft>/include/weft/compat/benchmarks, and
  * against the student's own ../thread-worker.h with -lweft-worker.
  *
