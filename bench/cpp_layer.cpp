@@ -53,7 +53,32 @@
 #include <oneapi/tbb/task_group.h>
 #endif
 
-#include "bench_util.h"
+#include <time.h>
+
+// The clock, the median and the model names (bench_util.h's, which pulls in
+// C-only headers).
+static double bench_now_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static double bench_median(double *v, int n)
+{
+	std::sort(v, v + n);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static bool bench_model_by_name(const char *name, weft_model *out)
+{
+	for (int m = 0; m < WEFT_MODEL_COUNT_; m++)
+		if (std::strcmp(name, weft_model_name((weft_model)m)) == 0) {
+			*out = (weft_model)m;
+			return true;
+		}
+	return false;
+}
 
 // ------------------------------------------------------- counting new
 
