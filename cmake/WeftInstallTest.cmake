@@ -2,21 +2,23 @@
 # WEFT_STAGE, then builds cmake/consumer against that prefix twice,
 #   1. with CMake: find_package(weft REQUIRED), linking weft::weft and
 #      weft::weft_static;
-#   2. with pkg-config: cc main.c $(pkg-config --cflags --libs weft),
-# and runs every program built. With WEFT_EXPECT_MPI (weft-mpi was built) the
-# same for main_mpi.c: find_package(weft COMPONENTS mpi) -> weft::weft_mpi,
-# and pkg-config weft-mpi; run alone as an MPI singleton. Fails on the first
-# step that fails.
+#   2. with pkg-config: cc main.c $(pkg-config --cflags --libs weft), and
+#      c++ -std=c++17 main.cpp the same way (the C++ header, weft/weft.hpp),
+# and runs every program built (the C++ ones: consumer_cpp with
+# weft::weft_cpp, consumer_cpp_plain with weft::weft). With WEFT_EXPECT_MPI
+# (weft-mpi was built) the same for main_mpi.c: find_package(weft COMPONENTS
+# mpi) -> weft::weft_mpi, and pkg-config weft-mpi; run alone as an MPI
+# singleton. Fails on the first step that fails.
 #
 # Inputs (-D): WEFT_BINARY_DIR, WEFT_STAGE, WEFT_LIBDIR, WEFT_CONSUMER_SOURCE,
-# WEFT_GENERATOR, WEFT_C_COMPILER, WEFT_C_FLAGS (sanitizer flags, may be empty),
-# WEFT_EXPECT_MPI (1 or 0),
+# WEFT_GENERATOR, WEFT_C_COMPILER, WEFT_CXX_COMPILER, WEFT_C_FLAGS (sanitizer
+# flags, may be empty; used for C++ too), WEFT_EXPECT_MPI (1 or 0),
 # WEFT_DOCS_HTML (the installed reference's index.html under the prefix, or
 # empty when Doxygen was not found).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(_var WEFT_BINARY_DIR WEFT_STAGE WEFT_LIBDIR WEFT_CONSUMER_SOURCE WEFT_GENERATOR
-	     WEFT_C_COMPILER)
+	     WEFT_C_COMPILER WEFT_CXX_COMPILER)
 	if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
 		message(FATAL_ERROR "WeftInstallTest.cmake: ${_var} is not set")
 	endif()
@@ -40,7 +42,7 @@ file(MAKE_DIRECTORY "${_work}")
 
 run("install" "${CMAKE_COMMAND}" --install "${WEFT_BINARY_DIR}" --prefix "${WEFT_STAGE}")
 
-foreach(_f "include/weft/weft.h" "${WEFT_LIBDIR}/libweft.a" "${WEFT_LIBDIR}/libweft.so"
+foreach(_f "include/weft/weft.h" "include/weft/weft.hpp" "${WEFT_LIBDIR}/libweft.a" "${WEFT_LIBDIR}/libweft.so"
 	   "${WEFT_LIBDIR}/libweft.so.0" "${WEFT_LIBDIR}/pkgconfig/weft.pc"
 	   "${WEFT_LIBDIR}/cmake/weft/weftConfig.cmake"
 	   "${WEFT_LIBDIR}/cmake/weft/weftConfigVersion.cmake" ${WEFT_DOCS_HTML})
@@ -56,6 +58,8 @@ run("consumer configure" "${CMAKE_COMMAND}" -S "${WEFT_CONSUMER_SOURCE}" -B "${_
 	-G "${WEFT_GENERATOR}"
 	"-DCMAKE_C_COMPILER=${WEFT_C_COMPILER}"
 	"-DCMAKE_C_FLAGS=${WEFT_C_FLAGS}"
+	"-DCMAKE_CXX_COMPILER=${WEFT_CXX_COMPILER}"
+	"-DCMAKE_CXX_FLAGS=${WEFT_C_FLAGS}"
 	"-DCMAKE_PREFIX_PATH=${WEFT_STAGE}"
 	-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
 	"-DWEFT_EXPECT_MPI=${WEFT_EXPECT_MPI}"
@@ -69,6 +73,9 @@ run("consumer build" "${CMAKE_COMMAND}" --build "${_cbuild}")
 run("run consumer (weft::weft)" "${_cbuild}/consumer")
 message(STATUS "${run_output}")
 run("run consumer_static (weft::weft_static)" "${_cbuild}/consumer_static")
+run("run consumer_cpp (weft::weft_cpp)" "${_cbuild}/consumer_cpp")
+message(STATUS "${run_output}")
+run("run consumer_cpp_plain (weft::weft, C++17)" "${_cbuild}/consumer_cpp_plain")
 
 # 2. pkg-config, with the stage's weft.pc first on the search path.
 find_program(_pkg_config NAMES pkg-config pkgconf REQUIRED)
@@ -81,6 +88,9 @@ run("pkg-config build" "${WEFT_C_COMPILER}" ${_extra} "${WEFT_CONSUMER_SOURCE}/m
 	${_pc_flags} -o "${_work}/consumer_pc")
 set(ENV{LD_LIBRARY_PATH} "${WEFT_STAGE}/${WEFT_LIBDIR}")
 run("run consumer_pc" "${_work}/consumer_pc")
+run("pkg-config build (C++)" "${WEFT_CXX_COMPILER}" -std=c++17 ${_extra}
+	"${WEFT_CONSUMER_SOURCE}/main.cpp" ${_pc_flags} -o "${_work}/consumer_pc_cpp")
+run("run consumer_pc_cpp" "${_work}/consumer_pc_cpp")
 
 if(WEFT_EXPECT_MPI)
 	foreach(_f "${WEFT_LIBDIR}/libweft_mpi.a" "${WEFT_LIBDIR}/pkgconfig/weft-mpi.pc"

@@ -90,10 +90,18 @@
 	WEFT__STR(WEFT_VERSION_MAJOR) \
 	"." WEFT__STR(WEFT_VERSION_MINOR) "." WEFT__STR(WEFT_VERSION_PATCH)
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** weft_version returns the version of the library the program runs with
  * ("MAJOR.MINOR.PATCH", static), which can differ from WEFT_VERSION, the
  * version it was compiled against, when libweft is a shared library.
  * Callable any time, from any thread. */
 WEFT_EXTERN const char *weft_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
