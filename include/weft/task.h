@@ -66,7 +66,7 @@ typedef struct weft_group {
 	uint32_t pending_;  /**< unfinished tasks | waiter and lock bits, atomic */
 	uint32_t sign_;     /**< in-flight bits of its latest post, atomic */
 	void *waiters_;     /**< weft_group_wait callers, under the lock bit of pending_ */
-	void *reserved_[3]; /**< [0]: marks it initialised */
+	void *reserved_[3]; /**< [0]: marks it posted into since its last wait, atomic */
 
 	/** @endcond */
 } weft_group;

@@ -87,6 +87,19 @@ static inline uint32_t weft__in_flight_bits(const void *obj)
 	        WEFT__FORK_BITS);
 }
 
+/* A group into which tasks were posted since its last successful wait
+ * carries its own address, scrambled, in reserved_[0]: leftover bytes
+ * match it only where such a group lived and was never waited for. */
+static inline void *weft__group_mark(const weft_group *g)
+{
+	return (void *)((uintptr_t)g ^ (uintptr_t)0x5ef7a3c1d2b49e87ull);
+}
+
+static inline _Atomic(void *) *weft__group_mark_word(weft_group *g)
+{
+	return (_Atomic(void *) *)&g->reserved_[0];
+}
+
 /* weft_group.pending_ counts unfinished tasks in units of GROUP_ONE; bit 0
  * says weft_group_wait callers are on the group's waiters_ list, bit 1 that
  * the list is being changed. One word, so that the last finisher publishes

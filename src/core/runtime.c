@@ -334,14 +334,16 @@ void weft__release_capacity(weft_rt *rt, long n)
 
 /* ------------------------------------------------------------ post */
 
-/* t joins g: one more unfinished task, and the in-flight bits of this post
- * (weft_group_wait in a forked child tells the parent's tasks by them). */
+/* t joins g: one more unfinished task, the in-flight bits of this post
+ * (weft_group_wait in a forked child tells the parent's tasks by them) and
+ * the mark by which weft_group_init refuses a group with tasks in flight. */
 static void join_group(weft_group *g)
 {
 	atomic_fetch_add_explicit((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE,
 	                          memory_order_relaxed);
 	atomic_store_explicit((_Atomic uint32_t *)&g->sign_, weft__in_flight_bits(g),
 	                      memory_order_relaxed);
+	atomic_store_explicit(weft__group_mark_word(g), weft__group_mark(g), memory_order_relaxed);
 }
 
 /* Queues t, already marked QUEUED (state `old` before): capacity, group,

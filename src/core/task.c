@@ -462,13 +462,6 @@ static int wait_task(weft_task *t, int64_t deadline)
 	return rec.result;
 }
 
-/* An initialised group carries its own address, scrambled: memory that
- * never held one matches it with a chance of 2^-64. */
-static void *group_mark(const weft_group *g)
-{
-	return (void *)((uintptr_t)g ^ (uintptr_t)0x5ef7a3c1d2b49e87ull);
-}
-
 int weft_group_init(weft_group *g)
 {
 	if (!g)
@@ -476,12 +469,12 @@ int weft_group_init(weft_group *g)
 #ifdef WEFT_HAVE_VALGRIND
 	VALGRIND_MAKE_MEM_DEFINED(g, sizeof(*g));
 #endif
-	if (g->reserved_[0] == group_mark(g) &&
+	if (atomic_load_explicit(weft__group_mark_word(g), memory_order_relaxed) ==
+	            weft__group_mark(g) &&
 	    !from_parent(atomic_load((_Atomic uint32_t *)&g->sign_)) &&
 	    atomic_load(pending_word(g)) >= WEFT__GROUP_ONE)
 		return WEFT_EBUSY; /* its unfinished tasks would be lost */
 	memset(g, 0, sizeof(*g));
-	g->reserved_[0] = group_mark(g);
 	return 0;
 }
 
@@ -514,14 +507,25 @@ static int group_wait_timed_out(weft_group *g, weft__waiter *rec)
 
 static int wait_group(weft_group *g, int64_t deadline);
 
+/* A group found empty by a wait forgets its mark (the next post sets it
+ * again): weft_group_init then takes its bytes as fresh even after a later
+ * frame wrote over the pending count alone, as fiber stacks do, instead of
+ * refusing them as a group with tasks in flight. */
+static int waited(weft_group *g, int rc)
+{
+	if (rc == 0)
+		atomic_store_explicit(weft__group_mark_word(g), NULL, memory_order_relaxed);
+	return rc;
+}
+
 int weft_group_wait(weft_group *g)
 {
-	return wait_group(g, NO_DEADLINE);
+	return waited(g, wait_group(g, NO_DEADLINE));
 }
 
 int weft_group_wait_until(weft_group *g, int64_t deadline_ns)
 {
-	return wait_group(g, deadline_ns);
+	return waited(g, wait_group(g, deadline_ns));
 }
 
 static int wait_group(weft_group *g, int64_t deadline)
