@@ -230,8 +230,6 @@ void fib_group_c(void *arg)
 	cfib a, b;
 	a.n = f->n - 1;
 	b.n = f->n - 2;
-	/* Zeroed: weft_group_init refuses leftover bytes that look like a
-	 * group with tasks in flight (a fiber stack holds many old groups). */
 	weft_group g = {};
 	if (weft_group_init(&g) || weft_task_init(&a.t, fib_group_c, &a) ||
 	    weft_task_init(&b.t, fib_group_c, &b))

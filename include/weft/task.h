@@ -153,7 +153,9 @@ WEFT_EXTERN bool weft_cancel_requested(void);
 /** weft_group_init prepares an empty group. Tasks join it through
  * weft_post_in and leave it when they finish. Returns WEFT_EINVAL for NULL,
  * and WEFT_EBUSY, changing nothing, while tasks posted into g have not
- * finished. g may be uninitialised memory. */
+ * finished. g may be uninitialised memory, also the bytes of an earlier
+ * group: only a group that had tasks posted into it since its last
+ * successful weft_group_wait leaves a mark that makes its bytes refused. */
 WEFT_EXTERN int weft_group_init(weft_group *g);
 
 /** weft_group_wait blocks until every task posted into the group has

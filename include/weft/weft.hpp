@@ -516,8 +516,8 @@ class task_group
 	/** A group whose tasks run on rt (C handle; NULL: run() runs inline). */
 	explicit task_group(weft_rt *rt) noexcept : rt_(rt), g_()
 	{
-		/* Zeroed first (g_()): weft_group_init takes leftover bytes that
-		 * look like a group with tasks in flight for one, and refuses. */
+		/* Zeroed first (g_()): weft_group_init refuses bytes left by a
+		 * group that had tasks posted and was never waited for. */
 		weft_group_init(&g_);
 	}
 	task_group(const task_group &) = delete;
