@@ -66,6 +66,7 @@ namespace weft
 
 /* ------------------------------------------------------------------ detail */
 
+/// @cond WEFT_DETAIL
 namespace detail
 {
 
@@ -320,6 +321,7 @@ template <class A, class B> inline void fork2(weft_rt *rt, A &a, B &b)
 }
 
 } // namespace detail
+/// @endcond
 
 /* ------------------------------------------------------------------ runtime */
 
@@ -478,6 +480,7 @@ enum class task_group_status {
 
 class task_group;
 
+/// @cond WEFT_DETAIL
 namespace detail
 {
 struct group_node {
@@ -489,6 +492,7 @@ struct group_node {
 	bool consumed;
 };
 } // namespace detail
+/// @endcond
 
 /** weft::task_group runs callables as tasks and waits for them all, as
  * oneTBB's task_group does: run(f) with any callable (capturing lambdas,
@@ -686,6 +690,7 @@ class task_group
 template <class T> class future;
 template <class T> class promise;
 
+/// @cond WEFT_DETAIL
 namespace detail
 {
 
@@ -928,6 +933,7 @@ template <class T> future<T> make_future(state_base *s) noexcept;
 template <class T> state_base *state_of(future<T> &f) noexcept;
 
 } // namespace detail
+/// @endcond
 
 /** weft::future<T> is the result of weft::async, future::then,
  * weft::when_all or a weft::promise: a value of type T (or void) that is
@@ -1070,6 +1076,7 @@ template <class T> class future
 	detail::state_base *s_ = nullptr;
 };
 
+/// @cond WEFT_DETAIL
 namespace detail
 {
 template <class T> future<T> make_future(state_base *s) noexcept
@@ -1090,6 +1097,7 @@ template <class T, class F> future<T> start(weft_rt *rt, F &&fn)
 	return make_future<T>(s);
 }
 } // namespace detail
+/// @endcond
 
 /** async runs f(args...) as a task and returns the future of its result.
  * f and args are moved (or copied) into the task's storage. Runs on the
@@ -1259,6 +1267,7 @@ template <class T> class promise
 	bool set_ = false;
 };
 
+/// @cond WEFT_DETAIL
 namespace detail
 {
 /* Predecessors of a when_all: the futures' tasks that weft can wait for
@@ -1276,6 +1285,7 @@ inline void when_all_post(state_base *s, weft_rt *rt, std::vector<weft_task *> &
 	s->run_fn(s);
 }
 } // namespace detail
+/// @endcond
 
 /** when_all(first, last) returns a future of the futures in [first,
  * last) (moved out of the range) that is ready when every one of them is:
@@ -1341,6 +1351,7 @@ auto when_all(Fs &&...fs)
 
 /* --------------------------------------------------------------- algorithms */
 
+/// @cond WEFT_DETAIL
 namespace detail
 {
 template <class It>
@@ -1454,6 +1465,7 @@ template <class It> struct iter_get {
 	}
 };
 } // namespace detail
+/// @endcond
 
 /** parallel_for(first, last, f[, grain]) over indices: calls f(i) for
  * every i in [first, last) on the runtime's workers and the calling thread
