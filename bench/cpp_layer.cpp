@@ -37,6 +37,8 @@
 // fib call, an iteration) and the ratio to the first variant.
 #include <weft/weft.hpp>
 
+#include "../apps/common/cli.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -359,9 +361,21 @@ void report()
 
 } // namespace
 
+static const char usage[] =
+        "usage: cpp_layer [--model M] [--workers N] [--reps R] [--fib F]\n"
+        "       [--joins N] [--std-joins N] [--for-iters N] [--for-passes P]\n"
+        "       [--only WORKLOAD] [--small]\n"
+        "       cpp_layer --help | --version\n"
+        "The C++ layer (weft.hpp) against the C API on the same workloads\n"
+        "(spawn-join, fib tree, parallel-for), and weft::async + get against\n"
+        "std::async and oneTBB task_group run + wait (medians of R, default 5).\n";
+
 int main(int argc, char **argv)
 {
+	cli_check_stdout_at_exit("cpp_layer");
 	static const struct option longs[] = {
+	        {"help", no_argument, nullptr, 'h'},
+	        {"version", no_argument, nullptr, 'V'},
 	        {"model", required_argument, nullptr, 'm'},
 	        {"workers", required_argument, nullptr, 'w'},
 	        {"reps", required_argument, nullptr, 'r'},
@@ -412,12 +426,13 @@ int main(int argc, char **argv)
 			opt.for_iters = 10000;
 			opt.for_passes = 2;
 			break;
+		case 'h':
+			std::fputs(usage, stdout);
+			return 0;
+		case 'V':
+			return cli_print_version_of("cpp_layer", weft_version());
 		default:
-			std::fprintf(
-			        stderr,
-			        "usage: cpp_layer [--model M] [--workers N] [--reps R] [--fib F]\n"
-			        "       [--joins N] [--std-joins N] [--for-iters N] "
-			        "[--for-passes P] [--only WORKLOAD] [--small]\n");
+			std::fputs(usage, stderr);
 			return 2;
 		}
 	}

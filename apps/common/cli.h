@@ -132,8 +132,9 @@ static inline int cli_print_version(const char *prog)
 static inline int cli_help_version_only(int argc, char **argv, const char *prog, const char *usage,
                                         const char *help)
 {
-	static const struct option longopts[] = {
-	        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {0}};
+	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+	                                         {"version", no_argument, NULL, 'V'},
+	                                         {NULL, 0, NULL, 0}};
 	cli_check_stdout_at_exit(prog);
 	opterr = 0;
 	int c;
