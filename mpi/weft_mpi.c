@@ -368,7 +368,7 @@ static int reserve(int more)
  * time, from entering the registry to completion, the next one probably
  * will too. Then the duty polls without sleeping through that window
  * (learnt: the 10th to the 90th percentile of the last 16 waits, widened
- * by a quarter on either side and 20 us) and only every 4 P before it.
+ * by a quarter on either side and 50 us) and only every 4 P before it.
  * Waits whose 10th and 90th percentiles differ by more than a fifth of
  * their median (or 1 ms) get plain polling: spinning through a wide window
  * would cost more than it saves (at most 3/10 of the wait here). The window of the waits
@@ -376,7 +376,7 @@ static int reserve(int more)
 
 #define HISTORY       16
 #define WINDOW_MIN    8       /* waits seen before a window is trusted */
-#define WINDOW_MARGIN 20000   /* ns on either side, beyond a quarter of the width */
+#define WINDOW_MARGIN 50000   /* ns on either side, beyond a quarter of the width */
 #define WINDOW_MAX    1000000 /* widest window spun through, ns */
 
 static struct {
