@@ -230,6 +230,13 @@ weft_rt *wt_create(const weft_config *cfg)
 	return rt;
 }
 
+weft_rt *wt_create_default(void)
+{
+	weft_config cfg;
+	wt_config(&cfg);
+	return wt_create(&cfg);
+}
+
 int wt_workers(const weft_rt *rt)
 {
 	weft_config eff;

@@ -75,6 +75,8 @@ void wt_config(weft_config *cfg);
 
 /* wt_create creates a runtime and asserts success. */
 weft_rt *wt_create(const weft_config *cfg);
+/* wt_create of the test's model and worker count (wt_config). */
+weft_rt *wt_create_default(void);
 
 /* wt_workers returns the number of workers rt really has (weft_rt_config),
  * which need not be the number asked for: `fibers` runs every task on one

@@ -14,13 +14,6 @@
 
 #define MS 1000000LL
 
-static weft_rt *create(void)
-{
-	weft_config cfg;
-	wt_config(&cfg);
-	return wt_create(&cfg);
-}
-
 static void nothing(void *arg)
 {
 	(void)arg;
@@ -56,7 +49,7 @@ static int by_order(const void *a, const void *b)
  * in post order). */
 static void delayed_in_order(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	/* spawn starts a thread per task: fewer there. */
 	int n = WT_SANITIZER || wt.model == WEFT_MODEL_SPAWN ? 5000 : 100000;
 	delayed *d = calloc((size_t)n, sizeof(*d));
@@ -103,7 +96,7 @@ static void delayed_in_order(void)
 
 static void delayed_cancel_and_destroy(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	weft_group g;
 	assert_rc(0, weft_group_init(&g));
 	weft_task far, near, soon;
@@ -136,7 +129,7 @@ static void delayed_cancel_and_destroy(void)
 	assert_rc(0, weft_post_at(rt, NULL, &soon, weft_clock_ns() + 10 * MS));
 	assert_rc(0, weft_rt_destroy(rt));
 	assert_int_equal(WEFT_TASK_DONE, weft_task_state_of(&soon));
-	rt = create();
+	rt = wt_create_default();
 	assert_rc(0, weft_task_init(&far, nothing, NULL));
 	assert_rc(0, weft_post_at(rt, NULL, &far, weft_clock_ns() + 60000 * MS));
 	size_t discarded = 0;
@@ -174,7 +167,7 @@ static void compute_tile(void *arg)
 
 static void wavefront_dag(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	int rows = WT_SANITIZER ? 40 : 100, cols = WT_SANITIZER ? 50 : 100; /* 10,000 tiles */
 	int n = rows * cols;
 	tile *t = calloc((size_t)n, sizeof(*t));
@@ -219,7 +212,7 @@ static void wavefront_dag(void)
  * independent branches still run. */
 static void cancel_flows_along_edges(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	weft_task a, b, c, other, joined;
 	assert_rc(0, weft_task_init(&a, nothing, NULL));
 	assert_rc(0, weft_task_init(&b, nothing, NULL));
@@ -260,7 +253,7 @@ static void holds_until_asked(void *arg)
 
 static void cancel_queued_running_group(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	int n = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);
@@ -335,7 +328,7 @@ static void *cancel_randomly(void *arg)
 
 static void cancels_race_workers(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	long n = WT_SANITIZER ? 50000 : wt.model == WEFT_MODEL_SPAWN ? 20000 : 1000000;
 	weft_task *tasks = calloc((size_t)n, sizeof(*tasks));
 	_Atomic int *ran = calloc((size_t)n, sizeof(*ran));

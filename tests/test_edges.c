@@ -47,13 +47,6 @@
 #define STILL_WAITS_MS 50  /* how long a wait with no limit must keep waiting */
 #define PROMPT_S       5.0 /* a poll that never returns, not a slow one */
 
-static weft_rt *create(void)
-{
-	weft_config cfg;
-	wt_config(&cfg);
-	return wt_create(&cfg);
-}
-
 static void nothing(void *arg)
 {
 	(void)arg;
@@ -363,7 +356,7 @@ static void extreme_deadlines(void)
 {
 	static fixture fx;
 	memset(&fx, 0, sizeof(fx));
-	fx.rt = create();
+	fx.rt = wt_create_default();
 	assert_rc(0, weft_mutex_init(&fx.m));
 	assert_rc(0, weft_mutex_init(&fx.cm));
 	assert_rc(0, weft_cond_init(&fx.c));
@@ -461,7 +454,7 @@ static void destroy_races_post_at(void)
 	for (int r = 0; r < rounds; r++) {
 		static poster p;
 		memset(&p, 0, sizeof(p));
-		p.rt = create();
+		p.rt = wt_create_default();
 		for (int i = 0; i < 8; i++)
 			assert_rc(0, weft_task_init(&p.tasks[i], nothing, NULL));
 		pthread_t thread;
@@ -576,7 +569,7 @@ static void fork_in_task(void *arg)
 
 static void fork_holding_locks(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	/* The parent's runtime has a delay heap with a task in it. */
 	weft_task later;
 	assert_rc(0, weft_task_init(&later, nothing, NULL));
@@ -679,7 +672,7 @@ static void signals_reach_children(void)
 	sigaddset(&usr1, SIGUSR1);
 	assert_int_equal(0, pthread_sigmask(SIG_BLOCK, &usr1, &prev));
 
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	__atomic_store_n(&spinning_done, false, __ATOMIC_RELEASE);
 	int n = wt_workers(rt);
 	weft_task busy[WT_GATE_MAX];

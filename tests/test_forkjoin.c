@@ -21,13 +21,6 @@
  * weft hangs here, every hung entry costs it. */
 #define FJ_PATIENCE_S (WT_SANITIZER ? 25.0 : 5.0)
 
-static weft_rt *create(void)
-{
-	weft_config cfg;
-	wt_config(&cfg);
-	return wt_create(&cfg);
-}
-
 static _Atomic long started, finished;
 
 /* Waits for t[0..n) (posted from the test thread) with one deadline: a
@@ -86,7 +79,7 @@ static family fam[PARENTS];
 
 static void parents_wait(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	weft_task *parents[PARENTS];
 	for (int i = 0; i < PARENTS; i++) {
 		assert_rc(0, weft_task_init(&fam[i].parent, fj_parent, &fam[i]));
@@ -135,7 +128,7 @@ static weft_task inside_task;
 
 static void wait_inside(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	weft_task *t = &inside_task;
 	assert_rc(0, weft_task_init(t, inside_parent, NULL));
 	assert_rc(0, weft_post(rt, t));
@@ -213,7 +206,7 @@ static fib_node root;
 
 static void run_fib(join_kind join, bool check)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	fib_join = join;
 	fib_check_index = check;
 	fib_workers = wt_workers(rt);
@@ -294,7 +287,7 @@ static void deep_chain(void)
 {
 	chain = calloc(CHAIN_DEPTH, sizeof(*chain)); /* left to the process if it hangs */
 	assert_non_null(chain);
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	fib_workers = wt_workers(rt);
 	assert_rc(0, weft_task_init(&chain[0], chain_fn, (void *)(intptr_t)0));
 	assert_rc(0, weft_post(rt, &chain[0]));

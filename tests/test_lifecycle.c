@@ -16,13 +16,6 @@
 
 #include "harness.h"
 
-static weft_rt *create(void)
-{
-	weft_config cfg;
-	wt_config(&cfg);
-	return wt_create(&cfg);
-}
-
 /* An allocator slow to free, as a loaded machine can be: destroy spends
  * long in the model's release, which is when a racing call would touch
  * what was just freed. Freed memory is poisoned. */
@@ -98,7 +91,7 @@ static void destroy_races_posts(void)
 	assert_rc(0, weft_set_allocator(&slow_allocator));
 	atomic_store(&ran, 0);
 	atomic_store(&destroyed, 0);
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	static poster posters[POSTERS];
 	pthread_t th[POSTERS];
 	for (int i = 0; i < POSTERS; i++) {
@@ -172,7 +165,7 @@ static void destroy_races_wait_all(void)
 	assert_rc(0, weft_set_allocator(&slow_allocator));
 	atomic_store(&ran, 0);
 	atomic_store(&destroyed, 0);
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	enum { TASKS = 64 };
 	static weft_task tasks[TASKS];
 	for (int i = 0; i < TASKS; i++) {
@@ -204,7 +197,7 @@ static void destroy_races_wait_all(void)
  * weft_task_init, weft_task_set_priority, weft_post, weft_group_init. */
 static void busy_tasks_refuse(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	int n = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);
@@ -352,7 +345,7 @@ static void child_execs(void *arg)
 
 static void fork_with_live_runtime(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	int n = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);

@@ -13,13 +13,6 @@
 
 #include "harness.h"
 
-static weft_rt *create(void)
-{
-	weft_config cfg;
-	wt_config(&cfg);
-	return wt_create(&cfg);
-}
-
 /* ------------------------------------------------------------ mutex */
 
 enum { ROUNDS = 2000 };
@@ -54,7 +47,7 @@ static void *counter_thread(void *arg)
 
 static void mutex_counter(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	assert_rc(0, weft_mutex_init(&mu));
 	counter = 0;
 	int n = 4 * wt_workers(rt);
@@ -172,7 +165,7 @@ static void *consume_thread(void *arg)
 
 static void cond_producer_consumer(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	assert_rc(0, weft_mutex_init(&mu));
 	assert_rc(0, weft_cond_init(&cv));
 	int np = 2 * wt_workers(rt);
@@ -223,7 +216,7 @@ static void sem_task(void *arg)
 
 static void sem_limit(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	assert_rc(WEFT_EINVAL, weft_sem_init(&sem, -1));
 	assert_rc(0, weft_sem_init(&sem, SEM_LIMIT));
 	atomic_store(&sem_max, 0);
@@ -282,7 +275,7 @@ static void *barrier_thread(void *arg)
  * barrier. */
 static void barrier_rounds(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	int nt = wt_blockers(rt);
 	assert_rc(WEFT_EINVAL, weft_barrier_init(&bar, 0));
 	parties = (unsigned)nt + 2;
@@ -343,7 +336,7 @@ static void chan_consumer(void *arg)
 
 static void run_chan(size_t capacity)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	assert_rc(0, weft_chan_init(&ch, sizeof(long), capacity, chan_buf));
 	atomic_store(&chan_sum, 0);
 	atomic_store(&chan_count, 0);
@@ -462,7 +455,7 @@ static void locked_yielder(void *arg)
 
 static void primitives_in_tasks(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	if (wt_blockers(rt) < 2) {
 		assert_rc(0, weft_rt_destroy(rt));
 		WT_SKIP("one kernel-thread worker: the producer task blocks it in send, so the "

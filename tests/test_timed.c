@@ -14,13 +14,6 @@
 #define MS             1000000LL
 #define LATE_AT_MOST_S 5.0 /* a missing timer, not a slow one */
 
-static weft_rt *create(void)
-{
-	weft_config cfg;
-	wt_config(&cfg);
-	return wt_create(&cfg);
-}
-
 static void nothing(void *arg)
 {
 	(void)arg;
@@ -41,7 +34,7 @@ static int64_t check_timeout(int rc, int64_t deadline)
 
 static void task_and_group_from_thread(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	int n = wt_workers(rt);
 	wt_gate gate;
 	wt_gate_init(&gate);
@@ -122,7 +115,7 @@ static void times_out_then_waits(void *arg)
 
 static void from_tasks(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	enum { PARENTS = 4 };
 	static timed_child c[PARENTS];
 	static _Atomic int release[PARENTS];
@@ -184,7 +177,7 @@ static void short_spin(void *arg)
 
 static void deadlines_race_completion(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	uint64_t rng = wt_seed();
 	int rounds = WT_SANITIZER ? RACE_ROUNDS / 4 : RACE_ROUNDS;
 	long timeouts = 0, done = 0;
@@ -299,7 +292,7 @@ static void *thread_receiver(void *arg)
 
 static void chan_deadline_race(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	assert_rc(0, weft_chan_init(&race_ch, sizeof(int), 0, NULL));
 	atomic_store(&sent_sum, 0);
 	atomic_store(&recv_sum, 0);
@@ -429,7 +422,7 @@ static void *hammer_thread(void *arg)
 
 static void primitive_deadline_race(void)
 {
-	weft_rt *rt = create();
+	weft_rt *rt = wt_create_default();
 	assert_rc(0, weft_mutex_init(&mu));
 	assert_rc(0, weft_cond_init(&cv));
 	enum { UNITS = 2 };
