@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -235,6 +236,29 @@ weft_rt *wt_create_default(void)
 	weft_config cfg;
 	wt_config(&cfg);
 	return wt_create(&cfg);
+}
+
+int wt_in_child(void (*body)(void *), void *arg, unsigned alarm_s, char *err, size_t errlen)
+{
+	char path[] = "/tmp/weft-child-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd, 2);
+		alarm(alarm_s);
+		body(arg);
+		_exit(0);
+	}
+	int status = 0;
+	assert_int_equal(pid, waitpid(pid, &status, 0));
+	ssize_t len = pread(fd, err, errlen - 1, 0);
+	err[len > 0 ? len : 0] = '\0';
+	close(fd);
+	unlink(path);
+	return status;
 }
 
 int wt_workers(const weft_rt *rt)

@@ -78,6 +78,12 @@ weft_rt *wt_create(const weft_config *cfg);
 /* wt_create of the test's model and worker count (wt_config). */
 weft_rt *wt_create_default(void);
 
+/* wt_in_child runs body(arg) in a forked child (killed by SIGALRM after
+ * alarm_s seconds: a hang fails the child, not the suite; a body that
+ * returns exits 0) and returns its wait status; the child's stderr goes
+ * to err (NUL-terminated, errlen bytes at most). */
+int wt_in_child(void (*body)(void *), void *arg, unsigned alarm_s, char *err, size_t errlen);
+
 /* wt_workers returns the number of workers rt really has (weft_rt_config),
  * which need not be the number asked for: `fibers` runs every task on one
  * worker whatever the configuration says. Use it, never wt.workers, wherever

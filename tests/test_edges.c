@@ -894,9 +894,9 @@ static void fork_join_parent(void *arg)
  * task on the other worker runs: the starved worker must leave that child
  * for its parent (it used to steal it, unable to start it, and the parent's
  * worker, starved in turn, stole it back: both slept for ever). */
-static void starved_worker_leaves_child(void)
+static void starved_worker_leaves_child(void *arg)
 {
-	alarm(60);
+	(void)arg;
 	weft_config cfg;
 	weft_config_init(&cfg);
 	cfg.model = wt.model;
@@ -921,9 +921,9 @@ static void starved_worker_leaves_child(void)
 }
 
 /* The program: 20,000 one-level fork-joins posted from outside. */
-static void many_fork_joins(void)
+static void many_fork_joins(void *arg)
 {
-	alarm(60);
+	(void)arg;
 	enum { N = 20000 };
 	weft_config cfg;
 	weft_config_init(&cfg);
@@ -955,26 +955,9 @@ static void out_of_stacks(void)
 	for (int k = 0; k < 2; k++) {
 		if (k == 0 && (wt.model != WEFT_MODEL_MN || wt.workers < 2))
 			continue; /* needs a second worker that can start tasks */
-		char path[] = "/tmp/weft-edges-XXXXXX";
-		int fd = mkstemp(path);
-		assert_true(fd >= 0);
-		fflush(NULL);
-		pid_t pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			dup2(fd, 2);
-			if (k == 0)
-				starved_worker_leaves_child();
-			else
-				many_fork_joins();
-		}
-		int status;
-		assert_int_equal(pid, waitpid(pid, &status, 0));
 		char err[2048];
-		ssize_t len = pread(fd, err, sizeof(err) - 1, 0);
-		err[len > 0 ? len : 0] = '\0';
-		close(fd);
-		unlink(path);
+		int status = wt_in_child(k == 0 ? starved_worker_leaves_child : many_fork_joins,
+		                         NULL, 60, err, sizeof(err));
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fail_msg("%s: the child %s %d; it said: %s",
 			         k == 0 ? "starved worker" : "20,000 fork-joins",

@@ -267,31 +267,6 @@ static void init_on_garbage(void)
 
 /* ------------------------------------------------------------ fork */
 
-/* Runs body in a forked child and returns its exit status (0: passed); the
- * child's stderr goes to a file the parent reads into err. */
-static int in_child(void (*body)(void *), void *arg, char *err, size_t errlen)
-{
-	char path[] = "/tmp/weft-fork-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fd, 2);
-		alarm(20); /* a hang fails the child, not the suite */
-		body(arg);
-		_exit(0);
-	}
-	int status = 0;
-	assert_int_equal(pid, waitpid(pid, &status, 0));
-	ssize_t len = pread(fd, err, errlen - 1, 0);
-	err[len > 0 ? len : 0] = '\0';
-	close(fd);
-	unlink(path);
-	return status;
-}
-
 typedef struct forked {
 	weft_rt *rt;
 	weft_task *in_flight;
@@ -359,12 +334,12 @@ static void fork_with_live_runtime(void)
 
 	char err[4096];
 	forked f = {rt, &held[0], &g};
-	int status = in_child(child_uses_parent, &f, err, sizeof(err));
+	int status = wt_in_child(child_uses_parent, &f, 20, err, sizeof(err));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("the child failed (status %#x): %s", status, err);
 	assert_non_null(strstr(err, "fork"));
 
-	status = in_child(child_execs, NULL, err, sizeof(err));
+	status = wt_in_child(child_execs, NULL, 20, err, sizeof(err));
 	assert_true(WIFEXITED(status));
 	assert_int_equal(7, WEXITSTATUS(status));
 
