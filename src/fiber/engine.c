@@ -60,8 +60,10 @@ static void loop_entry(void *arg);
 static weft__fiber *fiber_new(weft__fworker *w)
 {
 	weft__stack *s = weft__stack_get(&w->stacks);
-	if (!s)
+	if (!s) {
+		w->stack_refused = true;
 		return NULL;
+	}
 	uintptr_t top = (uintptr_t)s->base + s->size;
 	weft__fiber *f = (weft__fiber *)((top - sizeof(weft__fiber)) & ~(uintptr_t)63);
 	memset(f, 0, sizeof(*f));
@@ -102,6 +104,8 @@ static weft__fiber *spare_or_new(weft__fworker *w)
 
 bool weft__fworker_can_start(weft__fworker *w)
 {
+	if (!w->stack_refused)
+		return true;
 	const weft__fiber *c = w->current;
 	if ((c != &w->main && !c->task) || w->spares)
 		return true;
@@ -111,6 +115,7 @@ bool weft__fworker_can_start(weft__fworker *w)
 	f->next_spare = NULL;
 	w->spares = f;
 	w->nspares = 1;
+	w->stack_refused = false;
 	return true;
 }
 

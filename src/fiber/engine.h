@@ -117,6 +117,7 @@ struct weft__fworker {
 	weft__fiber *current; /* the fiber running now */
 	weft__fiber *spares;  /* loop fibers with nothing on them, to reuse */
 	int nspares;
+	bool stack_refused; /* the last stack asked for was refused (see can_start) */
 	weft__fiber *zombie; /* ended; freed by whoever runs next */
 	weft__stack_pool stacks;
 	weft__timers timers;
@@ -185,9 +186,11 @@ void weft__fworker_sleep(weft__fworker *w);
 void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns);
 /* Makes w's current or next sleep return (any thread). */
 void weft__fworker_wake(weft__fworker *w);
-/* Whether w can start a new task now (owner only): it is on a loop fiber
- * with nothing on it (the task runs right there), or has a spare fiber, or
- * can map a stack for one (kept as a spare). False when the system refuses
+/* Whether w can start a new task now (owner only): true while no stack was
+ * refused it (one load: it is asked between any two tasks); after a
+ * refusal, when it is on a loop fiber with nothing on it (the task runs
+ * right there), has a spare fiber, or can map a stack for one again (kept
+ * as a spare; that ends the refusal). False when the system refuses
  * stacks and every stack w has is held by a started task: a model must
  * then not take work from elsewhere (steal, its shared queue), which w
  * could only set aside while other workers could have started it. */
