@@ -117,7 +117,7 @@ struct weft__fworker {
 	weft__fiber *current; /* the fiber running now */
 	weft__fiber *spares;  /* loop fibers with nothing on them, to reuse */
 	int nspares;
-	bool stack_refused; /* the last stack asked for was refused (see can_start) */
+	bool stack_refused;  /* the last stack asked for was refused (see can_start) */
 	weft__fiber *zombie; /* ended; freed by whoever runs next */
 	weft__stack_pool stacks;
 	weft__timers timers;
