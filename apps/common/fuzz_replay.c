@@ -3,7 +3,7 @@
  * this file instead of libFuzzer, so the targets stay buildable and the
  * checked-in corpora run in ctest under every sanitizer.
  *
- *   <app>_fuzz_replay FILE|DIR...
+ *   <app>_fuzz_replay FILE|DIR...     (and --help, --version)
  *
  * feeds every file (every regular file of a directory) to
  * LLVMFuzzerTestOneInput once and prints "replayed N inputs, 0 errors"; a
@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "cli.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,8 +56,13 @@ static int run_file(const char *path)
 
 int main(int argc, char **argv)
 {
+	const char *slash = strrchr(argv[0], '/');
+	int first =
+	        cli_help_version_only(argc, argv, slash ? slash + 1 : argv[0], "FILE|DIR...",
+	                              "Feeds every file (every regular file of each DIR) to the "
+	                              "fuzz target once.\n");
 	int files = 0;
-	for (int i = 1; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) != 0) {
 			perror(argv[i]);

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "../common/unit_main.h"
+
 #include "kernels.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -145,15 +147,5 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(merge_pieces),
 	        cmocka_unit_test(corank_ties),
 	};
-	struct CMUnitTest pick[sizeof(all) / sizeof(all[0])];
-	size_t n = 0;
-	const char *want = argc > 1 ? argv[1] : "all";
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (strcmp(want, "all") == 0 || strcmp(want, all[i].name) == 0)
-			pick[n++] = all[i];
-	if (n == 0) {
-		fprintf(stderr, "%s: no case '%s'\n", argv[0], want);
-		return 2;
-	}
-	return _cmocka_run_group_tests("psort_kernels", pick, n, NULL, NULL);
+	return unit_main(argc, argv, "psort_kernels", all, sizeof all / sizeof all[0]);
 }

@@ -28,7 +28,8 @@ int main(int argc, char **argv)
 	// From a task, so that the program runs on WEFT_WORKERS threads.
 	long v = weft::async([n] { return fib(n); }).get();
 	std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
-	std::printf("fib(%d) = %ld in %.1f ms (%s, %d workers)\n", n, v, ms.count(),
-	            weft_model_name(rt.model()), rt.workers());
+	std::printf("fib(%d) = %ld in %.1f ms (%s, %d worker%s)\n", n, v, ms.count(),
+	            weft_model_name(rt.model()), rt.workers(),
+	            rt.workers() == 1 ? "" : "s");
 	return 0;
 }

@@ -67,7 +67,8 @@ int main()
 		std::printf("%s: %d lines\n", kv.first.c_str(), kv.second);
 		total += kv.second;
 	}
-	std::printf("%d lines through the channel (%s, %d workers)\n", total,
-	            weft_model_name(rt.model()), rt.workers());
+	std::printf("%d lines through the channel (%s, %d worker%s)\n", total,
+	            weft_model_name(rt.model()), rt.workers(),
+	            rt.workers() == 1 ? "" : "s");
 	return total == producers * lines ? 0 : 1;
 }

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "../../common/unit_main.h"
+
 #include "parse.h"
 
 /* ------------------------------------------------------------ parser */
@@ -278,16 +280,5 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(check_input_mismatch), cmocka_unit_test(check_rules),
 	        cmocka_unit_test(check_liveness),       cmocka_unit_test(check_garbage),
 	};
-	size_t n = sizeof all / sizeof all[0];
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s <case>|all\n", argv[0]);
-		return 2;
-	}
-	if (strcmp(argv[1], "all") == 0)
-		return _cmocka_run_group_tests("haunted", all, n, NULL, NULL);
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(all[i].name, argv[1]) == 0)
-			return _cmocka_run_group_tests(argv[1], &all[i], 1, NULL, NULL);
-	fprintf(stderr, "%s: no case '%s'\n", argv[0], argv[1]);
-	return 2;
+	return unit_main(argc, argv, "haunted", all, sizeof all / sizeof all[0]);
 }

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "../../common/unit_main.h"
+
 #include "quote.h"
 #include "symbols.h"
 
@@ -374,50 +376,27 @@ static void format_numbers(void **state)
 	}
 }
 
-#define CASE(name)          \
-	{                   \
-#name, name \
-	}
-static const struct {
-	const char *name;
-	CMUnitTestFunction fn;
-} cases[] = {
-        CASE(symbols_basic),
-        CASE(symbols_comments_blanks),
-        CASE(symbols_line_endings),
-        CASE(symbols_bad_lines),
-        CASE(symbols_empty),
-        CASE(symbols_many),
-        CASE(quote_ok),
-        CASE(quote_not_terminated),
-        CASE(quote_missing_fields),
-        CASE(quote_unknown),
-        CASE(quote_malformed),
-        CASE(quote_deep),
-        CASE(quote_clean_strings),
-        CASE(quote_long_strings),
-        CASE(quote_error_text),
-        CASE(quote_nul),
-        CASE(format_numbers),
+static const struct CMUnitTest cases[] = {
+        cmocka_unit_test(symbols_basic),
+        cmocka_unit_test(symbols_comments_blanks),
+        cmocka_unit_test(symbols_line_endings),
+        cmocka_unit_test(symbols_bad_lines),
+        cmocka_unit_test(symbols_empty),
+        cmocka_unit_test(symbols_many),
+        cmocka_unit_test(quote_ok),
+        cmocka_unit_test(quote_not_terminated),
+        cmocka_unit_test(quote_missing_fields),
+        cmocka_unit_test(quote_unknown),
+        cmocka_unit_test(quote_malformed),
+        cmocka_unit_test(quote_deep),
+        cmocka_unit_test(quote_clean_strings),
+        cmocka_unit_test(quote_long_strings),
+        cmocka_unit_test(quote_error_text),
+        cmocka_unit_test(quote_nul),
+        cmocka_unit_test(format_numbers),
 };
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s <case>|all\n", argv[0]);
-		return 2;
-	}
-	size_t n = sizeof(cases) / sizeof(cases[0]);
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0])];
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(argv[1], "all") && strcmp(argv[1], cases[i].name))
-			continue;
-		tests[k++] = (struct CMUnitTest){cases[i].name, cases[i].fn, NULL, NULL, NULL};
-	}
-	if (k == 0) {
-		fprintf(stderr, "%s: no case '%s'\n", argv[0], argv[1]);
-		return 2;
-	}
-	return _cmocka_run_group_tests("ticker_parsers", tests, k, NULL, NULL);
+	return unit_main(argc, argv, "ticker_parsers", cases, sizeof cases / sizeof cases[0]);
 }
