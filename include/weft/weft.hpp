@@ -704,7 +704,16 @@ namespace detail
  *   only when the promise is set: until then waiters use the flag below.
  * - promise: a promise and its future share it (a count of two); readiness
  *   is a flag under a weft_mutex, waited for on a weft_cond (a fiber parks).
- */
+ *
+ * A continuation of a promise (or of such a continuation) is both: a task,
+ * posted by whoever makes its predecessor ready. Its waiters wait for the
+ * post (launched), then weft_wait the task, so that a kernel-thread worker
+ * helps run it: blocking that worker until the value is there would
+ * deadlock when the continuation is queued behind it (threads, 1 worker).
+ * Until the post, a waiter first waits for the predecessor itself (pred),
+ * helping in turn, so a chain of them runs on a worker that waits for its
+ * end. Such states count references (their owner, the poster while it
+ * posts, a waiter helping the predecessor). */
 struct state_base {
 	weft_task task{}; /* zeroed: leftover bytes never look like a task in flight */
 	void (*destroy)(state_base *) noexcept;
@@ -720,6 +729,8 @@ struct state_base {
 	weft_mutex mu;
 	weft_cond cv;
 	state_base *cont = nullptr; /* a promise's continuation, posted at set */
+	state_base *pred = nullptr; /* flagged task: its predecessor, until posted */
+	bool launched = false;      /* flagged task: posted (or run); under mu */
 #if WEFT_CPP_EXCEPTIONS
 	std::exception_ptr exc;
 #endif
@@ -763,10 +774,16 @@ struct state_base {
 		return r;
 	}
 
+	/* A flagged task: waits until it was posted, helping its predecessor
+	 * finish meanwhile (see the top). */
+	void wait_launched() noexcept;
+
 	/* Waits until the value (or exception) is there. */
 	void wait() noexcept
 	{
-		if (flagged)
+		if (flagged && is_task)
+			wait_launched();
+		else if (flagged)
 			wait_flag();
 		/* A posted task: weft_wait also tells that weft no longer touches
 		 * it (after the flag, too), so the storage may be freed. */
@@ -782,44 +799,87 @@ struct state_base {
 		return true;
 	}
 
-	/* Posts this state's task on rt, after pred (a state whose task was
-	 * posted) when given; runs it here when weft refuses. */
-	void post(weft_rt *on, state_base *pred) noexcept
+	/* Posts this state's task on rt, after `after` (a state whose task
+	 * was posted) when given; runs it here when weft refuses. */
+	void post(weft_rt *on, state_base *after) noexcept
 	{
 		/* A flagged state is posted by whoever makes its predecessor
 		 * ready, while its owner may read these: write only what
 		 * changes. And once weft has the task it may run, and the
 		 * owner free this state, before weft_post returns: nothing
-		 * here touches it after a successful post. */
+		 * here touches it after a successful post, but a flagged
+		 * state, which a reference keeps. */
 		if (rt != on)
 			rt = on;
 		bool by_owner = !flagged;
-		if (by_owner)
+		if (by_owner) {
 			posted = true;
+		} else {
+			/* Held across the post: launched is written after it. And
+			 * pred is dropped before it (the task, once it runs,
+			 * releases pred). */
+			refs.fetch_add(1, std::memory_order_relaxed);
+			weft_mutex_lock(&mu);
+			pred = nullptr;
+			weft_mutex_unlock(&mu);
+		}
 		int rc = WEFT_EINVAL;
 		if (on) {
-			if (pred && pred->posted) {
-				weft_task *after = &pred->task;
-				rc = weft_post_when(on, nullptr, &task, &after, 1);
+			if (after && after->posted) {
+				weft_task *t = &after->task;
+				rc = weft_post_when(on, nullptr, &task, &t, 1);
 			} else {
 				rc = weft_post(on, &task);
 			}
 		}
-		if (rc == 0)
-			return;
-		if (by_owner)
-			posted = false;
-		if (pred)
-			pred->wait();
-		run_fn(this);
+		if (rc != 0) {
+			if (by_owner)
+				posted = false;
+			if (after)
+				after->wait();
+			run_fn(this);
+		}
+		if (!by_owner)
+			launch_done();
 	}
+	void launch_done() noexcept;
 };
 
 inline void release(state_base *s) noexcept
 {
 	/* A task's state has one owner, its future: no atomic to count. */
-	if (s->is_task || s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+	if ((s->is_task && !s->flagged) || s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
 		s->destroy(s);
+}
+
+inline void state_base::launch_done() noexcept
+{
+	weft_mutex_lock(&mu);
+	launched = true;
+	weft_cond_broadcast(&cv);
+	weft_mutex_unlock(&mu);
+	release(this); /* the poster's hold */
+}
+
+inline void state_base::wait_launched() noexcept
+{
+	bool helped = false;
+	weft_mutex_lock(&mu);
+	while (!launched) {
+		state_base *p = helped ? nullptr : pred;
+		if (p) {
+			/* Alive: this task, not yet posted, holds p's future. */
+			p->refs.fetch_add(1, std::memory_order_relaxed);
+			weft_mutex_unlock(&mu);
+			p->wait();
+			release(p);
+			helped = true;
+			weft_mutex_lock(&mu);
+			continue;
+		}
+		weft_cond_wait(&cv, &mu);
+	}
+	weft_mutex_unlock(&mu);
 }
 
 template <class T> struct value_state : state_base {
@@ -1155,6 +1215,7 @@ template <class T> template <class G> auto future<T>::then(G &&g)
 		 * posted when it is ready. */
 		s->init_flag();
 		s->rt = rt;
+		s->pred = pred;
 		weft_mutex_lock(&pred->mu);
 		bool now = pred->ready.load(std::memory_order_relaxed);
 		if (!now)

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -539,6 +540,63 @@ void promise_value(weft::runtime &rt)
 	CHECK_EQ(live.load(), 0L);
 }
 
+// Continuations of promises (and chains of them) waited for from inside
+// tasks while a plain thread sets the promises: the waiting worker must
+// help the continuation run (on threads with one worker it is queued
+// behind the waiter), on every model; many at once, set in random order.
+void promise_then_in_task(weft::runtime &)
+{
+	{
+		weft::promise<int> p;
+		weft::future<int> cont = p.get_future().then([](int x) { return x + 1; });
+		weft::future<int> outer = weft::async([&cont] { return cont.get(); });
+		weft::promise<Counted> q;
+		auto chain = q.get_future()
+		                     .then([](Counted c) { return Counted(c.v * 2); })
+		                     .then([](Counted c) { return Counted(c.v + 1); })
+		                     .then([](Counted c) { return c.v; });
+		weft::future<long> outer2 = weft::async([&chain] { return chain.get(); });
+		std::thread setter([&] {
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+			p.set_value(41);
+			q.set_value(Counted(20));
+		});
+		CHECK_EQ(outer.get(), 42);
+		CHECK_EQ(outer2.get(), 41L);
+		setter.join();
+	}
+
+	const int n = 200;
+	std::vector<weft::promise<Counted>> ps(n);
+	std::vector<weft::future<long>> conts;
+	for (int i = 0; i < n; i++)
+		conts.push_back(ps[i].get_future()
+		                        .then([](Counted c) { return Counted(c.v + 1); })
+		                        .then([](Counted c) { return c.v; }));
+	std::vector<weft::future<long>> outers;
+	for (int i = 0; i < n; i++)
+		outers.push_back(weft::async([&conts, i] { return conts[i].get(); }));
+	std::vector<int> order(n);
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	std::mt19937 rng(12345);
+	std::shuffle(order.begin(), order.end(), rng);
+	std::thread setters([&] {
+		for (int k = 0; k < n; k++) {
+			if (k % 16 == 0)
+				std::this_thread::sleep_for(std::chrono::microseconds(200));
+			ps[order[k]].set_value(Counted(order[k]));
+		}
+	});
+	long sum = 0;
+	for (auto &f : outers)
+		sum += f.get();
+	setters.join();
+	CHECK_EQ(sum, (long)n * (n + 1) / 2);
+	ps.clear();
+	CHECK_EQ(live.load(), 0L);
+}
+
 // when_all over 10,000 futures (from main and from a task), and of a tuple.
 void when_all_many(weft::runtime &)
 {
@@ -931,6 +989,7 @@ const test_case cases[] = {
         {"future_dtor_waits", future_dtor_waits},
         {"future_then", future_then},
         {"promise_value", promise_value},
+        {"promise_then_in_task", promise_then_in_task},
         {"when_all_many", when_all_many},
         {"invoke_fib", invoke_fib},
         {"for_loops", for_loops},
