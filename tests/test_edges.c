@@ -812,32 +812,46 @@ static void reduce_task(void *arg)
 
 /* The largest accumulator on the smallest fiber stack: done, or refused
  * with WEFT_ENOMEM where the stack left is too small; never an overflow. */
-static void reduce_small_stack(void)
+static void reduce_on_stack(size_t stack_size, reduce_call *calls, size_t n, const char **err)
 {
-	if (!wt_fiber_model())
-		WT_SKIP("kernel-thread models run tasks on thread stacks, not WEFT_STACK_SIZE");
 	weft_config cfg;
 	wt_config(&cfg);
-	cfg.stack_size = 16384;
+	cfg.stack_size = stack_size;
 	weft_rt *rt = wt_create(&cfg);
 	wt_capture_begin();
-	/* Less than the accumulators below need (one level of 4 KiB and
-	 * frames: about 8.5 KiB), enough for the message. */
-	reduce_call calls[] = {{0, -1, false}, {7 * 1024, -1, false}};
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		weft_task t;
 		assert_rc(0, weft_task_init(&t, reduce_task, &calls[i]));
 		assert_rc(0, weft_post(rt, &t));
 		assert_rc(0, weft_wait(&t));
 	}
-	const char *err = wt_capture_end();
+	*err = wt_capture_end();
 	assert_rc(0, weft_rt_destroy(rt));
-	/* At the top of a task the largest reduction fits; with 7 KiB left it
-	 * is refused, saying so. */
-	assert_rc(0, calls[0].rc);
-	assert_true(calls[0].right);
-	assert_rc(WEFT_ENOMEM, calls[1].rc);
-	assert_non_null(strstr(err, "weft_parallel_reduce"));
+}
+
+static void reduce_small_stack(void)
+{
+	if (!wt_fiber_model())
+		WT_SKIP("kernel-thread models run tasks on thread stacks, not WEFT_STACK_SIZE");
+	/* On the smallest stack: at the top of a task the largest reduction
+	 * fits; with 5 KiB left (less than one level of 4 KiB and frames,
+	 * about 8.5 KiB, need) it is refused without a word: formatting the
+	 * message there overran the stack. */
+	reduce_call small[] = {{0, -1, false}, {5 * 1024, -1, false}};
+	const char *err;
+	reduce_on_stack(16384, small, 2, &err);
+	assert_rc(0, small[0].rc);
+	assert_true(small[0].right);
+	assert_rc(WEFT_ENOMEM, small[1].rc);
+	assert_null(strstr(err, "weft_parallel_reduce"));
+	/* On 64 KiB, four levels need about 22 KiB: with 20 KiB left it is
+	 * refused, saying so once. */
+	reduce_call big[] = {{20 * 1024, -1, false}};
+	reduce_on_stack(65536, big, 1, &err);
+	assert_rc(WEFT_ENOMEM, big[0].rc);
+	const char *said = strstr(err, "weft_parallel_reduce");
+	assert_non_null(said);
+	assert_null(strstr(said + 1, "weft_parallel_reduce"));
 }
 
 /* Out of stacks. In a child process (RLIMIT_AS is per process), after the

@@ -119,8 +119,9 @@ typedef struct weft_reducer {
  * chunks per worker, (end - begin) / (8 x workers) rounded up. Returns 0, or WEFT_EINVAL for a NULL rt, r,
  * result, init, body or combine, a size of 0 or above
  * WEFT_REDUCE_MAX_SIZE, or end < begin; begin == end leaves *result at the
- * identity; WEFT_ENOMEM (said on the log, nothing folded) when called on a
- * fiber with less stack left than the accumulators below need (see Memory).
+ * identity; WEFT_ENOMEM (nothing folded; said on the log when 8 KiB are
+ * left for saying it) when called on a fiber with less stack left than the
+ * accumulators below need (see Memory).
  *
  * Deterministic: how the range is cut and the order of every combine
  * depend only on begin, end, grain (with grain 0: also the runtime's

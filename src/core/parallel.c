@@ -90,11 +90,18 @@
  * a call made with less room left on its fiber stack than the plan needs
  * (REDUCE_LEVEL_FRAME bytes of frames per level besides its accumulator,
  * REDUCE_RESERVE for the body and the calls below it) is refused with
- * WEFT_ENOMEM rather than run into the guard page. */
+ * WEFT_ENOMEM rather than run into the guard page, and said on the log
+ * only with REDUCE_LOG_STACK left: formatting the line (and a log hook,
+ * or the lazy binding of stdio's calls) would overrun it too. */
 #define REDUCE_STACK_BUDGET 16384
 #define REDUCE_MIN_LEVELS   4
 #define REDUCE_LEVEL_FRAME  512
 #define REDUCE_RESERVE      4096
+#if defined(__SANITIZE_ADDRESS__)
+#define REDUCE_LOG_STACK 16384 /* ASan's frames are several times larger */
+#else
+#define REDUCE_LOG_STACK 8192
+#endif
 
 /* A thread outside the workers waiting for a half a worker runs spins this
  * long (yielding the CPU after JOIN_PAUSES pauses, for when the machine is
@@ -521,13 +528,16 @@ int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain, co
 	const weft__stack *fs = weft__current_stack;
 	size_t need = (size_t)l.acc_levels * (acc_bytes + REDUCE_LEVEL_FRAME) + REDUCE_RESERVE;
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	if (fs && here - (uintptr_t)fs->base < need) {
+	size_t left = fs ? (size_t)(here - (uintptr_t)fs->base) : SIZE_MAX;
+	if (left < need) {
+		if (left < REDUCE_LOG_STACK)
+			return WEFT_ENOMEM;
 		weft__log(WEFT_LOG_ERROR,
 		          "weft: weft_parallel_reduce needs about %zu bytes of stack for "
 		          "accumulators of %zu bytes and this fiber has %zu left: raise "
 		          "WEFT_STACK_SIZE (now %zu) or fold into a smaller accumulator "
 		          "(WEFT_ENOMEM)\n",
-		          need, r->size, (size_t)(here - (uintptr_t)fs->base), stack);
+		          need, r->size, left, stack);
 		return WEFT_ENOMEM;
 	}
 	r->init(result, arg);
