@@ -89,7 +89,7 @@ WEFT_EXTERN int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t 
  * thread the spawn model cannot create, a destroy under way) or a
  * cancelling destroy discards it, b runs on the calling thread. May be
  * called from any thread: from a task of rt on any model (no deadlock at
- * one worker); from elsewhere, a runs on the calling thread and b on rt's
+ * one worker, while fiber stacks can be had: docs/process.md); from elsewhere, a runs on the calling thread and b on rt's
  * workers, and the caller sleeps until b is done if it is still running. */
 WEFT_EXTERN int weft_fork_join(weft_rt *rt, weft_fn a, void *a_arg, weft_fn b, void *b_arg);
 
