@@ -7,7 +7,7 @@
  *   fork_join_waits     a and b that wait themselves (weft_sleep_ns, a
  *                       nested weft_fork_join, a posted child): a b
  *                       another worker took is waited for, not run twice
- *   fork_join_errors    NULL functions and runtimes
+ *   fork_join_errors    NULL functions and runtimes (NULL in a task: its own)
  *   fork_join_refused   a full bounded queue: b runs on the caller
  *   plain_fork_counts   the plain fork (post a, post b, wait a, wait b) of
  *                       a fib tree parks almost never on fiber models, and
@@ -164,10 +164,30 @@ static void nop(void *arg)
 	(void)arg;
 }
 
+static void count_call(void *arg)
+{
+	atomic_fetch_add((_Atomic int *)arg, 1);
+}
+
+/* Inside a task, rt NULL is the task's runtime. */
+static void fork_join_null_rt(void *arg)
+{
+	_Atomic int *calls = arg;
+	if (weft_fork_join(NULL, count_call, calls, count_call, calls) != 0)
+		atomic_store(calls, -100);
+}
+
 static void fork_join_errors(void)
 {
 	weft_rt *rt = create_with(0, 0);
-	assert_rc(WEFT_EINVAL, weft_fork_join(NULL, nop, NULL, nop, NULL));
+	assert_rc(WEFT_EINVAL,
+	          weft_fork_join(NULL, nop, NULL, nop, NULL)); /* no task: no runtime */
+	_Atomic int calls = 0;
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, fork_join_null_rt, &calls));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_int_equal(2, atomic_load(&calls));
 	assert_rc(WEFT_EINVAL, weft_fork_join(rt, NULL, NULL, nop, NULL));
 	assert_rc(WEFT_EINVAL, weft_fork_join(rt, nop, NULL, NULL, NULL));
 	assert_rc(0, weft_fork_join(rt, nop, NULL, nop, NULL));

@@ -84,7 +84,9 @@ WEFT_EXTERN int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t 
  * of its own there. Recursion is the intended use (a divide and conquer
  * with weft_fork_join at every level needs no cutoff to be fast).
  *
- * Returns 0, or WEFT_EINVAL for a NULL or dead rt or a NULL function.
+ * rt NULL means the runtime whose task calls (weft_rt_current()), so a
+ * recursion need not carry it. Returns 0, or WEFT_EINVAL for a dead rt, a
+ * NULL rt outside any task, or a NULL function.
  * Never fails half-way: where b cannot be posted (a full bounded queue, a
  * thread the spawn model cannot create, a destroy under way) or a
  * cancelling destroy discards it, b runs on the calling thread. May be

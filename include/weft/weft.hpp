@@ -301,6 +301,8 @@ inline void rethrow_slots(std::exception_ptr *ea, std::exception_ptr *eb)
 }
 #endif
 
+/* rt NULL: the calling task's runtime (weft_fork_join looks it up, which
+ * costs less than weft_rt_current here), else the default runtime. */
 template <class A, class B> inline void fork2(weft_rt *rt, A &a, B &b)
 {
 #if WEFT_CPP_EXCEPTIONS
@@ -310,7 +312,10 @@ template <class A, class B> inline void fork2(weft_rt *rt, A &a, B &b)
 	fork_slot<A> sa{&a};
 	fork_slot<B> sb{&b};
 #endif
-	if (!rt || weft_fork_join(rt, &fork_slot<A>::call, &sa, &fork_slot<B>::call, &sb) != 0) {
+	int rc = weft_fork_join(rt, &fork_slot<A>::call, &sa, &fork_slot<B>::call, &sb);
+	if (rc != 0 && !rt && (rt = default_rt().load(std::memory_order_acquire)) != nullptr)
+		rc = weft_fork_join(rt, &fork_slot<A>::call, &sa, &fork_slot<B>::call, &sb);
+	if (rc != 0) {
 		fork_slot<A>::call(&sa);
 		fork_slot<B>::call(&sb);
 	}
@@ -1597,12 +1602,11 @@ T parallel_reduce(It first, It last, T init, Op op, F f, std::size_t grain = 0)
  * all returned. */
 template <class F1, class F2, class... Fs> void parallel_invoke(F1 &&f1, F2 &&f2, Fs &&...fs)
 {
-	weft_rt *rt = detail::current_rt();
 	if constexpr (sizeof...(Fs) == 0) {
-		detail::fork2(rt, f1, f2);
+		detail::fork2(nullptr, f1, f2);
 	} else {
 		auto rest = [&] { parallel_invoke(std::forward<F2>(f2), std::forward<Fs>(fs)...); };
-		detail::fork2(rt, f1, rest);
+		detail::fork2(nullptr, f1, rest);
 	}
 }
 

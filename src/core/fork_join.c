@@ -27,6 +27,9 @@ int weft_fork_join(weft_rt *rt, weft_fn a, void *a_arg, weft_fn b, void *b_arg)
 {
 	if (!a || !b)
 		return WEFT_EINVAL;
+	if (!rt)
+		rt = weft__tls
+		             .rt; /* the calling task's: saves a layer (weft.hpp) a lookup per call */
 	int rc = weft__rt_check(rt);
 	if (rc)
 		return rc;
