@@ -1625,7 +1625,9 @@ T parallel_reduce(It first, It last, T init, Op op, F f, std::size_t grain = 0)
  * caller's stack as a plain call), nested for more than two. Recursion is
  * the intended use (a fib or a quicksort with parallel_invoke at every
  * level). The first exception thrown (in argument order) is rethrown after
- * all returned. */
+ * all returned. A small trivially copyable fi (a lambda capturing a few
+ * references) is called through a copy, so, as with oneTBB's, state that
+ * a call leaves in the callable itself is not seen afterwards. */
 template <class F1, class F2, class... Fs> void parallel_invoke(F1 &&f1, F2 &&f2, Fs &&...fs)
 {
 	if constexpr (sizeof...(Fs) == 0) {
