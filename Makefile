@@ -9,7 +9,10 @@
 #                 in build/docs/html; fails on any Doxygen warning
 #   make install  build release and install it under PREFIX (default
 #                 /usr/local; DESTDIR honoured): headers, libraries, weft.pc,
-#                 the CMake package and, with Doxygen, the HTML reference
+#                 the CMake package, the tools and applications with their
+#                 man pages, the guides and, with Doxygen, the HTML reference
+#   make package  build release and the Debian packages from the same install
+#                 rules (cpack): build/release/packages/*.deb
 #   make deps     install the packages weft needs (scripts/install-deps)
 #   make bench    build release, run the benchmarks in BENCHES, then weft
 #                 against TBB, OpenMP, Boost.Fiber, GLib, libuv (bench/peers)
@@ -32,7 +35,7 @@ TEST_PRESETS ?= release asan tsan
 BUILD        ?= build/release
 BENCHES      ?= post_throughput fiber_switch fork_join
 
-.PHONY: all demo test bench docs docs-check deps format check-format clean install
+.PHONY: all demo test bench docs docs-check deps format check-format clean install package
 
 all: build-release
 
@@ -120,6 +123,10 @@ PREFIX ?= /usr/local
 
 install: build-release
 	cmake --install build/release --prefix $(PREFIX)
+
+package: build-release
+	cd build/release && cpack -B packages
+	@ls build/release/packages/*.deb
 
 clean:
 	rm -rf build

@@ -23,7 +23,10 @@ foreach(_line IN LISTS _lines)
 		continue()
 	endif()
 	set(_name "${CMAKE_MATCH_2}")
-	if(_name MATCHES "^(_init|_fini|_edata|_end|__bss_start)$")
+	# name@@WEFT_0: the version node of cmake/libweft.map; the node itself
+	# is an absolute symbol.
+	string(REGEX REPLACE "@.*$" "" _name "${_name}")
+	if(_name MATCHES "^(_init|_fini|_edata|_end|__bss_start|WEFT_[0-9]+)$")
 		continue()
 	endif()
 	if(_name MATCHES "^weft_[A-Za-z0-9]" AND NOT _name MATCHES "^weft__")

@@ -14,7 +14,8 @@
 # WEFT_GENERATOR, WEFT_C_COMPILER, WEFT_CXX_COMPILER, WEFT_C_FLAGS (sanitizer
 # flags, may be empty; used for C++ too), WEFT_EXPECT_MPI (1 or 0),
 # WEFT_DOCS_HTML (the installed reference's index.html under the prefix, or
-# empty when Doxygen was not found).
+# empty when Doxygen was not found), WEFT_STAGE_READY (1: WEFT_STAGE is
+# installed already, by the packages: cmake/WeftPackageTest.cmake).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(_var WEFT_BINARY_DIR WEFT_STAGE WEFT_LIBDIR WEFT_CONSUMER_SOURCE WEFT_GENERATOR
@@ -37,10 +38,16 @@ function(run what)
 endfunction()
 
 set(_work "${WEFT_BINARY_DIR}/consumer")
-file(REMOVE_RECURSE "${WEFT_STAGE}" "${_work}")
+if(WEFT_STAGE_READY)
+	file(REMOVE_RECURSE "${_work}")
+else()
+	file(REMOVE_RECURSE "${WEFT_STAGE}" "${_work}")
+endif()
 file(MAKE_DIRECTORY "${_work}")
 
-run("install" "${CMAKE_COMMAND}" --install "${WEFT_BINARY_DIR}" --prefix "${WEFT_STAGE}")
+if(NOT WEFT_STAGE_READY)
+	run("install" "${CMAKE_COMMAND}" --install "${WEFT_BINARY_DIR}" --prefix "${WEFT_STAGE}")
+endif()
 
 foreach(_f "include/weft/weft.h" "include/weft/weft.hpp" "${WEFT_LIBDIR}/libweft.a" "${WEFT_LIBDIR}/libweft.so"
 	   "${WEFT_LIBDIR}/libweft.so.0" "${WEFT_LIBDIR}/pkgconfig/weft.pc"

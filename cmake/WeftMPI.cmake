@@ -59,13 +59,13 @@ if(WEFT_HAVE_MPI)
 	# find_package(weft) gives weft::weft_mpi when MPI is found there too;
 	# pkg-config --cflags --libs weft-mpi gives the flags, MPI's included.
 	install(TARGETS weft_mpi EXPORT weftMPITargets
-		ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT Development
+		ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT Mpi
 		INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 	install(EXPORT weftMPITargets
 		NAMESPACE weft::
 		FILE weftMPITargets.cmake
 		DESTINATION "${WEFT_CMAKE_INSTALL_DIR}"
-		COMPONENT Development)
+		COMPONENT Mpi)
 	set(WEFT_PC_MPI_NAME "MPI ${MPI_C_VERSION}")
 	set(WEFT_PC_MPI_LIBS "")
 	foreach(_lib IN LISTS MPI_C_LIBRARIES)
@@ -84,7 +84,7 @@ if(WEFT_HAVE_MPI)
 		"${PROJECT_BINARY_DIR}/weft-mpi.pc" @ONLY)
 	install(FILES "${PROJECT_BINARY_DIR}/weft-mpi.pc"
 		DESTINATION "${WEFT_PKGCONFIG_INSTALL_DIR}"
-		COMPONENT Development)
+		COMPONENT Mpi)
 	set(WEFT_MPIEXEC "${MPIEXEC_EXECUTABLE}")
 	execute_process(COMMAND "${MPIEXEC_EXECUTABLE}" --version
 		OUTPUT_VARIABLE _mpiexec_version ERROR_QUIET)
