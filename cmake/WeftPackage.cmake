@@ -56,7 +56,11 @@ foreach(_script weft-sweep weft-trace-plot)
 	file(CREATE_LINK "${_weft_bin_to_libexec}/${_script}" "${_weft_links}/${_script}" SYMBOLIC)
 	install(FILES "${_weft_links}/${_script}" DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT Tools)
 endforeach()
-install(FILES "${PROJECT_SOURCE_DIR}/tools/weftcli.py" DESTINATION "${_weft_libexec}" COMPONENT Tools)
+# The version the tools print, which they read from the source tree's
+# weft.h when they run from it.
+file(WRITE "${_weft_links}/VERSION" "${PROJECT_VERSION}\n")
+install(FILES "${PROJECT_SOURCE_DIR}/tools/weftcli.py" "${_weft_links}/VERSION"
+	DESTINATION "${_weft_libexec}" COMPONENT Tools)
 
 find_program(WEFT_HELP2MAN help2man)
 find_package(Python3 COMPONENTS Interpreter QUIET)

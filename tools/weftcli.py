@@ -1,6 +1,6 @@
 """What weft's Python tools (weft-sweep, weft-trace-plot, quote-server)
-share: the version, read from include/weft/weft.h beside them in the source
-tree, and a main that never exits 0 with its standard output lost.
+share: the version (the file VERSION beside them where they are installed,
+else include/weft/weft.h beside them in the source tree), and a main that never exits 0 with its standard output lost.
 
 Each tool imports it from its own directory:
 
@@ -18,8 +18,16 @@ _WRITE_ERRNOS = {errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG, errno.EDQUOT
 
 
 def version():
-    """WEFT_VERSION_MAJOR.MINOR.PATCH of include/weft/weft.h, or "unknown"."""
+    """The installed VERSION file's text, else WEFT_VERSION_MAJOR.MINOR.PATCH
+    of include/weft/weft.h in the source tree, or "unknown"."""
     here = os.path.dirname(os.path.realpath(__file__))
+    try:
+        with open(os.path.join(here, "VERSION")) as f:
+            installed = f.read().strip()
+        if re.fullmatch(r"\d+\.\d+\.\d+", installed):
+            return installed
+    except OSError:
+        pass
     parts = {}
     try:
         with open(os.path.join(here, "..", "include", "weft", "weft.h")) as f:

@@ -56,10 +56,15 @@
  *   trace; log.h: weft_set_log; error.h: the codes;
  * - mpi.h: weft inside MPI ranks (library weft_mpi, optional).
  *
- * The guides are in the source tree's docs/ directory: docs/tutorial.md
- * (from an empty directory to a program on every model),
+ * The guides are in the source tree's docs/ directory, installed with the
+ * weft-doc package (or make install) into share/doc/weft/docs:
+ * docs/tutorial.md (from an empty directory to a program on every model),
  * docs/choosing-a-model.md, docs/configuration.md (every WEFT_* variable),
- * and examples/ (small programs to copy). */
+ * docs/pitfalls.md (the mistakes new programs make, and their fixes),
+ * docs/migrating.md (from pthreads, OpenMP, oneTBB, GCD and Go),
+ * docs/tuning.md (grain, workers, model, reading the statistics),
+ * docs/faq.md, docs/building.md (build options, packages, the ABI), and
+ * examples/ (small programs to copy). */
 
 #ifndef WEFT_WEFT_H
 #define WEFT_WEFT_H
