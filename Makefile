@@ -4,7 +4,9 @@
 #                 against tools/quote-server, with weft-sweep)
 #   make test     check formatting and the API reference (docs-check), then
 #                 configure, build and ctest the release, asan and tsan
-#                 presets (stops at the first failure)
+#                 presets, and the aarch64 preset (cross-built, its stress,
+#                 sync, fork-join, timed, fiber and loop tests run under
+#                 qemu-user) (stops at the first failure)
 #   make docs     the API reference from include/weft/*.h (Doxygen, Doxyfile)
 #                 in build/docs/html; fails on any Doxygen warning
 #   make install  build release and install it under PREFIX (default
@@ -31,7 +33,7 @@
 # found" results are dropped (install-deps --forget-notfound) first.
 
 JOBS         ?= 2
-TEST_PRESETS ?= release asan tsan
+TEST_PRESETS ?= release asan tsan aarch64
 BUILD        ?= build/release
 BENCHES      ?= post_throughput fiber_switch fork_join
 
@@ -144,6 +146,14 @@ build-%: deps
 	cmake --preset $*
 	@if [ -n "$(DPKG_STATUS)" ]; then touch build/$*/.deps-seen; fi
 	cmake --build --preset $* -j$(JOBS)
+
+# The aarch64 preset links its tests statically against a cmocka built from
+# Debian's source (scripts/cross-cmocka), and runs a subset of the suite
+# under qemu-user (CMakePresets.json's aarch64 test preset says which).
+build-aarch64: build/cross/aarch64-linux-gnu/lib/libcmocka-static.a
+
+build/cross/aarch64-linux-gnu/lib/libcmocka-static.a: scripts/cross-cmocka | deps
+	scripts/cross-cmocka aarch64-linux-gnu
 
 # test-<preset>: configure, build and run the tests of one preset.
 test-%: build-%

@@ -111,9 +111,13 @@ unset(_models)
 unset(_counts)
 
 if(WEFT_BUILD_TESTS)
-	find_package(PkgConfig QUIET)
-	if(PKG_CONFIG_FOUND)
-		pkg_check_modules(WEFT_CMOCKA QUIET IMPORTED_TARGET cmocka)
+	# WEFT_CMOCKA_LIBRARY given on the command line (the aarch64 preset: a
+	# static cmocka, scripts/cross-cmocka) is used as it is.
+	if(NOT WEFT_CMOCKA_LIBRARY)
+		find_package(PkgConfig QUIET)
+		if(PKG_CONFIG_FOUND)
+			pkg_check_modules(WEFT_CMOCKA QUIET IMPORTED_TARGET cmocka)
+		endif()
 	endif()
 	if(TARGET PkgConfig::WEFT_CMOCKA)
 		set(WEFT_CMOCKA_TARGET PkgConfig::WEFT_CMOCKA)

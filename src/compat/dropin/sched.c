@@ -50,12 +50,21 @@ struct seed_sched {
 	int state; /* the seed's sched_state_t: SCHED_STOPPED, ... */
 };
 
+/* glibc's pthread_mutex_t is 40 bytes on x86-64 and 48 on aarch64, so the
+ * seed's sched_t differs between them (found by the aarch64 build). */
 #if defined(__x86_64__) || defined(__aarch64__)
 _Static_assert(sizeof(struct seed_task) == 24, "the seed's task_t is 24 bytes on LP64");
+#endif
+#if defined(__x86_64__) && defined(__GLIBC__)
 _Static_assert(offsetof(struct seed_sched, num_workers) == 112 &&
                        offsetof(struct seed_sched, state) == 116 &&
                        sizeof(struct seed_sched) == 120,
-               "the seed's sched_t on LP64 glibc");
+               "the seed's sched_t on x86-64 glibc");
+#elif defined(__aarch64__) && defined(__GLIBC__)
+_Static_assert(offsetof(struct seed_sched, num_workers) == 120 &&
+                       offsetof(struct seed_sched, state) == 124 &&
+                       sizeof(struct seed_sched) == 128,
+               "the seed's sched_t on aarch64 glibc");
 #endif
 
 struct copy {
