@@ -10,7 +10,10 @@
  * know that the task will be waited for at once on this stack, so its
  * state word goes QUEUED -> RUNNING -> DONE with a locked instruction each,
  * and the run is counted, traced and timed as a task's; here a b that
- * nobody took is known to be private from the pop on. */
+ * nobody took is known to be private from the pop on. It is still a task
+ * as statistics and traces go (counted in stats.run by the model's
+ * take_back): when they are on, its latencies and its slice are recorded
+ * around the plain call (weft__inline_begin/end; one test when off). */
 #include "core/internal.h"
 #include "core/observe.h"
 
