@@ -218,6 +218,9 @@ void weft__task_finish(weft_task *t, weft_task_state end)
 	_Atomic uint32_t *w = state_word(t);
 	_Atomic uint32_t *left = NULL;
 	if (g) {
+		/* A fiber preempted inside the window would leave a waiter on
+		 * its own kernel thread spinning for ever. */
+		weft__tls.nopreempt++;
 		unsigned k = finishing_stripe();
 		left = &finishing[k].n;
 		atomic_fetch_add_explicit(left, 1, memory_order_relaxed);
@@ -243,6 +246,7 @@ void weft__task_finish(weft_task *t, weft_task_state end)
 	if (g) {
 		group_finish(g);
 		atomic_fetch_sub_explicit(left, 1, memory_order_release);
+		weft__tls.nopreempt--;
 	}
 	wake_list(list, end == WEFT_TASK_DONE ? 0 : WEFT_ECANCELED);
 }
