@@ -185,7 +185,9 @@ static void group_finish(weft_group *g)
  * (seq_, free once the task runs) before publishing it. Tasks without a
  * group pay nothing; a grouped one an uncontended increment and decrement
  * on its thread's line. The wait spins (a few instructions of the
- * finisher's, unless it was descheduled there). */
+ * finisher's, unless it was descheduled there), and only when it saw the
+ * task finished by itself: the finisher wakes the waiters it took after
+ * it left the group. */
 #define FINISHING 64
 
 static struct {
@@ -212,22 +214,12 @@ static void await_group_left(const weft_task *t)
 		pause_briefly(&spins);
 }
 
-void weft__task_finish(weft_task *t, weft_task_state end)
+/* Publishes t's end (one CAS when nobody waits) and returns the waiters
+ * to wake, taken under the lock bit. */
+static inline weft__waiter *publish_end(weft_task *t, weft_task_state end)
 {
-	weft_group *g = t->group_;
 	_Atomic uint32_t *w = state_word(t);
-	_Atomic uint32_t *left = NULL;
-	if (g) {
-		/* A fiber preempted inside the window would leave a waiter on
-		 * its own kernel thread spinning for ever. */
-		weft__tls.nopreempt++;
-		unsigned k = finishing_stripe();
-		left = &finishing[k].n;
-		atomic_fetch_add_explicit(left, 1, memory_order_relaxed);
-		t->seq_ = k; /* ordered before the publication below by its CAS */
-	}
 	uint32_t s = atomic_load_explicit(w, memory_order_relaxed);
-	weft__waiter *list = NULL;
 	int spins = 0;
 	for (;;) {
 		if (s & WEFT__LOCKED) {
@@ -235,20 +227,43 @@ void weft__task_finish(weft_task *t, weft_task_state end)
 			s = atomic_load_explicit(w, memory_order_relaxed);
 		} else if (!(s & WEFT__WAITER)) {
 			if (atomic_compare_exchange_weak(w, &s, end))
-				break;
+				return NULL;
 		} else if (atomic_compare_exchange_weak(w, &s, s | WEFT__LOCKED)) {
-			list = t->waiters_;
+			weft__waiter *list = t->waiters_;
 			t->waiters_ = NULL;
 			atomic_store(w, end);
-			break;
+			return list;
 		}
 	}
-	if (g) {
-		group_finish(g);
-		atomic_fetch_sub_explicit(left, 1, memory_order_release);
-		weft__tls.nopreempt--;
-	}
+}
+
+/* The end of a task in group g: out of line, so that a task without a
+ * group finishes with the code it always had. */
+static __attribute__((noinline)) void finish_grouped(weft_task *t, weft_group *g,
+                                                     weft_task_state end)
+{
+	/* A fiber preempted inside the window would leave a waiter on its
+	 * own kernel thread spinning for ever. */
+	weft__tls.nopreempt++;
+	unsigned k = finishing_stripe();
+	_Atomic uint32_t *left = &finishing[k].n;
+	atomic_fetch_add_explicit(left, 1, memory_order_relaxed);
+	t->seq_ = k; /* ordered before the publication below by its CAS */
+	weft__waiter *list = publish_end(t, end);
+	group_finish(g);
+	atomic_fetch_sub_explicit(left, 1, memory_order_release);
+	weft__tls.nopreempt--;
 	wake_list(list, end == WEFT_TASK_DONE ? 0 : WEFT_ECANCELED);
+}
+
+void weft__task_finish(weft_task *t, weft_task_state end)
+{
+	weft_group *g = t->group_;
+	if (g) {
+		finish_grouped(t, g, end);
+		return;
+	}
+	wake_list(publish_end(t, end), end == WEFT_TASK_DONE ? 0 : WEFT_ECANCELED);
 }
 
 bool weft__run_task(weft_rt *rt, weft_task *t)
@@ -514,10 +529,10 @@ static int wait_task(weft_task *t, int64_t deadline)
 	weft__waiter rec;
 	weft__waiter_init(&rec, NULL);
 	push_waiter(t, locked, &rec);
-	int rc = join(&rec, deadline) ? rec.result : task_wait_timed_out(t, &rec);
-	if (rc != WEFT_ETIMEDOUT)
-		await_group_left(t);
-	return rc;
+	/* A record the finisher woke was woken after it left the group. */
+	if (!join(&rec, deadline))
+		return task_wait_timed_out(t, &rec);
+	return rec.result;
 }
 
 int weft_group_init(weft_group *g)
