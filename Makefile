@@ -100,10 +100,14 @@ docs: deps
 # those files (scripts/check-doc-blocks), and the pages point at nothing
 # outside the repository: every relative link resolves to a file in it,
 # every #anchor to a heading (scripts/check-doc-anchors), and no path
-# leads out of it.
+# leads out of it. Then the commands: every ```sh block of the README and
+# docs/ runs against the release build, or says why not with a
+# `<!-- doc-commands: skip: REASON -->` line (a template, bpftrace), and
+# every inline command names a program that exists
+# (scripts/check-doc-commands, about a minute).
 DOC_PAGES = README.md CHANGELOG.md $(wildcard docs/*.md docs/*/*.md)
 
-docs-check: docs
+docs-check: docs build-release
 	@scripts/check-doc-blocks
 	@root=$$(pwd -P); bad=0; \
 	for f in $(DOC_PAGES); do \
@@ -119,7 +123,8 @@ docs-check: docs
 	done; \
 	[ $$bad -eq 0 ] || exit 1
 	@scripts/check-doc-anchors
-	@echo "docs-check: no Doxygen warning, every C and C++ block compiles, no link leaves the repository"
+	@scripts/check-doc-commands
+	@echo "docs-check: no Doxygen warning, every C and C++ block compiles, every command runs, no link leaves the repository"
 
 PREFIX ?= /usr/local
 

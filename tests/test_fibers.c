@@ -341,7 +341,8 @@ static void overflow_aborts(void)
 	const char *err = in_child(overflow_child, 0, &st);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 	char want[128];
-	snprintf(want, sizeof(want), "task %p overflowed its", (void *)&overflowing);
+	snprintf(want, sizeof(want), "task %p (function overflow_task at %p) overflowed its",
+	         (void *)&overflowing, (void *)overflow_task);
 	if (!strstr(err, want))
 		fprintf(stderr, "child said: %s\n", err);
 	assert_non_null(strstr(err, want));

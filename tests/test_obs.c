@@ -9,7 +9,14 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include <weft/parallel.h>
+
 #include "harness.h"
+
+/* Tracks of threads that are not workers: 1000, 1001, ... (one each). */
+#define TRACE_THREADS 64
+
+#define assert_rc_async(x) WT_CHECK_RC(0, (x))
 
 enum { N_TASKS = 500 };
 
@@ -201,14 +208,15 @@ static void trace_file(void)
 	assert_non_null(doc);
 	cJSON *events = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
 	assert_true(cJSON_IsArray(events));
-	int posts = 0, flow_ends = 0, first_begins = 0, names = 0, depth[1001] = {0};
+	int posts = 0, flow_ends = 0, first_begins = 0, names = 0,
+	    depth[1001 + TRACE_THREADS] = {0};
 	bool balanced = true;
 	cJSON *e;
 	cJSON_ArrayForEach(e, events)
 	{
 		const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
 		int tid = cJSON_GetObjectItemCaseSensitive(e, "tid")->valueint;
-		assert_true(tid >= 0 && tid <= 1000);
+		assert_true(tid >= 0 && tid <= 1000 + TRACE_THREADS);
 		if (strcmp(ph, "s") == 0)
 			posts++;
 		else if (strcmp(ph, "f") == 0)
@@ -231,7 +239,7 @@ static void trace_file(void)
 	assert_int_equal(flow_ends, TRACE_TASKS);
 	assert_int_equal(first_begins, TRACE_TASKS);
 	assert_true(balanced);
-	for (int i = 0; i <= 1000; i++)
+	for (int i = 0; i <= 1000 + TRACE_THREADS; i++)
 		assert_int_equal(depth[i], 0);
 	assert_true(names >= 2);
 	cJSON_Delete(doc);
@@ -294,5 +302,234 @@ static void trace_off_and_bad_path(void)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* ------------------------------------------------------------ what a trace shows
+ *
+ * Every task is a slice (the halves weft_fork_join and the loops run
+ * inline included), every post's arrow has one id and ends at its task's
+ * slice, the statistics count what the trace shows, and a thread outside
+ * the workers that runs a loop's chunks has slices of its own (issue 26). */
+
+typedef struct ffib {
+	weft_rt *rt;
+	int n;
+	long v;
+} ffib;
+
+static void ffib_fn(void *arg)
+{
+	ffib *f = arg;
+	if (f->n < 2) {
+		f->v = f->n;
+		return;
+	}
+	ffib a = {.rt = f->rt, .n = f->n - 1}, b = {.rt = f->rt, .n = f->n - 2};
+	assert_rc_async(weft_fork_join(f->rt, ffib_fn, &a, ffib_fn, &b));
+	f->v = a.v + b.v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted and without repeats: false when an id is there twice. */
+static bool unique_sorted(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	for (int i = 1; i < n; i++)
+		if (v[i] == v[i - 1])
+			return false;
+	return true;
+}
+
+typedef struct trace_counts {
+	int task_slices; /* "task" slices that begin a task (args.first) */
+	int posts, ends;
+	bool posts_unique, ends_unique, arrows_match, balanced;
+	int outside_slices; /* slices on tracks of threads that are not workers */
+} trace_counts;
+
+static trace_counts read_trace(const char *path)
+{
+	trace_counts c = {.balanced = true};
+	char *text = slurp(path);
+	cJSON *doc = cJSON_Parse(text);
+	assert_non_null(doc);
+	cJSON *events = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
+	assert_true(cJSON_IsArray(events));
+	int n = cJSON_GetArraySize(events);
+	double *s_ids = calloc((size_t)n + 1, sizeof(double));
+	double *f_ids = calloc((size_t)n + 1, sizeof(double));
+	int *depth = calloc(1001 + TRACE_THREADS, sizeof(int));
+	assert_true(s_ids && f_ids && depth);
+	cJSON *e;
+	cJSON_ArrayForEach(e, events)
+	{
+		const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
+		int tid = cJSON_GetObjectItemCaseSensitive(e, "tid")->valueint;
+		assert_true(tid >= 0 && tid <= 1000 + TRACE_THREADS);
+		cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+		if (strcmp(ph, "s") == 0) {
+			s_ids[c.posts++] = id->valuedouble;
+		} else if (strcmp(ph, "f") == 0) {
+			f_ids[c.ends++] = id->valuedouble;
+		} else if (strcmp(ph, "B") == 0) {
+			depth[tid]++;
+			const char *name = cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring;
+			cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+			if (strcmp(name, "task") == 0 &&
+			    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "first")))
+				c.task_slices++;
+			if (tid >= 1000)
+				c.outside_slices++;
+		} else if (strcmp(ph, "E") == 0) {
+			if (--depth[tid] < 0)
+				c.balanced = false;
+		}
+	}
+	for (int i = 0; i <= 1000 + TRACE_THREADS; i++)
+		if (depth[i] != 0)
+			c.balanced = false;
+	c.posts_unique = unique_sorted(s_ids, c.posts);
+	c.ends_unique = unique_sorted(f_ids, c.ends);
+	c.arrows_match = c.posts == c.ends;
+	for (int i = 0; c.arrows_match && i < c.posts; i++)
+		c.arrows_match = s_ids[i] == f_ids[i];
+	free(depth);
+	free(f_ids);
+	free(s_ids);
+	cJSON_Delete(doc);
+	free(text);
+	return c;
+}
+
+static weft_rt *traced_rt(char *path)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.trace_path = path;
+	cfg.stats = 1;
+	return wt_create(&cfg);
+}
+
+/* Checks the trace of rt (destroyed here) against its statistics. */
+static trace_counts check_trace(weft_rt *rt, const char *path)
+{
+	assert_rc(0, weft_wait_all(rt));
+	weft_stats st;
+	assert_rc(0, weft_stats_get(rt, &st));
+	uint64_t h[WEFT_LATENCY_BUCKETS];
+	uint64_t hist[WEFT_LATENCY_COUNT_];
+	for (int k = 0; k < WEFT_LATENCY_COUNT_; k++) {
+		assert_rc(0, weft_stats_latency(rt, (weft_latency)k, h));
+		hist[k] = total(h);
+	}
+	assert_rc(0, weft_rt_destroy(rt));
+	trace_counts c = read_trace(path);
+	print_message("stats: posted %llu run %llu cancelled %llu; histograms %llu %llu %llu; "
+	              "trace: task slices %d, arrows %d starts %d ends, ids unique %d/%d, "
+	              "matching %d, balanced %d, outside slices %d\n",
+	              (unsigned long long)st.posted, (unsigned long long)st.run,
+	              (unsigned long long)st.cancelled, (unsigned long long)hist[0],
+	              (unsigned long long)hist[1], (unsigned long long)hist[2], c.task_slices,
+	              c.posts, c.ends, c.posts_unique, c.ends_unique, c.arrows_match, c.balanced,
+	              c.outside_slices);
+	assert_int_equal(c.task_slices, (int)st.run);
+	assert_int_equal(c.posts, (int)st.run);
+	assert_true(c.posts_unique);
+	assert_true(c.ends_unique);
+	assert_true(c.arrows_match);
+	assert_true(c.balanced);
+	for (int k = 0; k < WEFT_LATENCY_COUNT_; k++)
+		assert_int_equal(hist[k], st.run);
+	unlink(path);
+	return c;
+}
+
+/* fib(20) by weft_fork_join from a task (its halves nearly all run inline)
+ * and one weft_fork_join of fib(15) and fib(14) from the test thread. */
+static void trace_fork_join(void)
+{
+	char path[] = "/tmp/weft-trace-XXXXXX";
+	weft_rt *rt = traced_rt(path);
+	ffib f = {.rt = rt, .n = 20};
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, ffib_fn, &f));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_int_equal(f.v, 6765);
+	ffib a = {.rt = rt, .n = 15}, b = {.rt = rt, .n = 14};
+	assert_rc(0, weft_fork_join(rt, ffib_fn, &a, ffib_fn, &b));
+	assert_int_equal(a.v + b.v, 987);
+	check_trace(rt, path);
+}
+
+static void loop_body(size_t lo, size_t hi, void *arg)
+{
+	_Atomic long *sum = arg;
+	long s = 0;
+	for (size_t i = lo; i < hi; i++)
+		s += (long)i;
+	atomic_fetch_add(sum, s);
+}
+
+static void red_init(void *acc, void *arg)
+{
+	(void)arg;
+	*(long *)acc = 0;
+}
+
+static void red_body(size_t lo, size_t hi, void *acc, void *arg)
+{
+	(void)arg;
+	for (size_t i = lo; i < hi; i++)
+		*(long *)acc += (long)i;
+}
+
+static void red_combine(void *acc, const void *other, void *arg)
+{
+	(void)arg;
+	*(long *)acc += *(const long *)other;
+}
+
+typedef struct in_task_loop {
+	weft_rt *rt;
+	_Atomic long sum;
+} in_task_loop;
+
+static void loop_in_task(void *arg)
+{
+	in_task_loop *l = arg;
+	assert_rc_async(weft_parallel_for(l->rt, 0, 20000, 100, loop_body, &l->sum));
+}
+
+/* Parallel loops and a reduction from the test thread (which runs chunks
+ * itself: its slices must be there) and a loop from a task. */
+static void trace_loop(void)
+{
+	char path[] = "/tmp/weft-trace-XXXXXX";
+	weft_rt *rt = traced_rt(path);
+	_Atomic long sum = 0;
+	assert_rc(0, weft_parallel_for(rt, 0, 20000, 100, loop_body, &sum));
+	assert_int_equal(atomic_load(&sum), 20000L * 19999 / 2);
+	const weft_reducer r = {
+	        .size = sizeof(long), .init = red_init, .body = red_body, .combine = red_combine};
+	long total_r = 0;
+	assert_rc(0, weft_parallel_reduce(rt, 0, 100000, 0, &r, NULL, &total_r));
+	assert_int_equal(total_r, 100000L * 99999 / 2);
+	in_task_loop l = {.rt = rt};
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, loop_in_task, &l));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_int_equal(atomic_load(&l.sum), 20000L * 19999 / 2);
+	trace_counts c = check_trace(rt, path);
+	assert_true(c.outside_slices >= 2); /* the test thread's two loops at least */
+}
+
 WT_CASES(WT_CASE(latency_histograms), WT_CASE(stats_off), WT_CASE(trace_file),
-         WT_CASE(trace_off_and_bad_path));
+         WT_CASE(trace_off_and_bad_path), WT_CASE(trace_fork_join), WT_CASE(trace_loop));

@@ -36,8 +36,10 @@ typedef int64_t (*weft_progress_fn)(void *arg);
 WEFT_EXTERN int weft_progress_add(weft_progress_fn fn, void *arg);
 
 /** weft_progress_remove unregisters fn(arg); when it returns, no worker is
- * calling it any more (arg may be freed). WEFT_EINVAL when it was not
- * registered. */
+ * calling it any more (arg may be freed), except the caller itself when it
+ * is called from a progress function (fn removing itself, or another one):
+ * the poll it is called from does not call fn again. WEFT_EINVAL when it
+ * was not registered. */
 WEFT_EXTERN int weft_progress_remove(weft_progress_fn fn, void *arg);
 
 /** weft_progress_served tells whether the calling thread is a worker that

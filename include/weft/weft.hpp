@@ -586,7 +586,16 @@ class task_group
 		/* A node's bytes are another node's leftovers: zeroed, they cannot
 		 * look like a task in flight to weft_task_init. */
 		std::memset(static_cast<void *>(&n->task), 0, sizeof(n->task));
+#if WEFT_CPP_EXCEPTIONS
+		try {
+			::new (static_cast<void *>(&n->fn)) Fn(std::forward<F>(f));
+		} catch (...) {
+			detail::pool_free(n, sizeof(node)); /* f's move or copy threw */
+			throw;
+		}
+#else
 		::new (static_cast<void *>(&n->fn)) Fn(std::forward<F>(f));
+#endif
 		n->group = this;
 		n->consumed = false;
 		n->run = [](detail::group_node *b) noexcept {
@@ -977,11 +986,23 @@ template <class T, class F> struct task_state : value_state<T> {
 		s->~task_state();
 		pool_free(s, sizeof(task_state));
 	}
-	template <class G> static task_state *make(G &&g) noexcept
+	/* Throws what moving (or copying) g into the state throws, after
+	 * freeing the state. */
+	template <class G> static task_state *make(G &&g)
 	{
 		task_state *s = pool_new_raw<task_state>();
 		::new (static_cast<void *>(s)) task_state;
+#if WEFT_CPP_EXCEPTIONS
+		try {
+			::new (static_cast<void *>(s->fbuf)) F(std::forward<G>(g));
+		} catch (...) {
+			s->~task_state();
+			pool_free(s, sizeof(task_state));
+			throw;
+		}
+#else
 		::new (static_cast<void *>(s->fbuf)) F(std::forward<G>(g));
+#endif
 		s->destroy = &destroy_it;
 		s->run_fn = &run;
 		s->is_task = true;
@@ -1956,16 +1977,33 @@ template <class T> class channel
 			return rc == 0;
 		} else {
 			box *b = detail::pool_new_raw<box>();
+#if WEFT_CPP_EXCEPTIONS
+			try {
+				::new (static_cast<void *>(b)) box{std::move(v)};
+			} catch (...) {
+				detail::pool_free(b, sizeof(box)); /* a move that throws: no node kept */
+				throw;
+			}
+#else
 			::new (static_cast<void *>(b)) box{std::move(v)};
+#endif
 			int rc = deadline == INT64_MIN ? weft_chan_send(&c_, &b)
 			                               : weft_chan_send_until(&c_, &b, deadline);
 			if (rc == 0)
 				return true;
+			dropper d{b}; /* freed also when the move back throws */
 			v = std::move(b->v);
-			drop(b);
 			return false;
 		}
 	}
+	/* Drops a boxed slot when it leaves scope, however it leaves. */
+	struct dropper {
+		slot s;
+		~dropper()
+		{
+			drop(s);
+		}
+	};
 	std::optional<T> recv_impl(std::int64_t deadline)
 	{
 		alignas(slot) unsigned char raw[sizeof(slot)];
@@ -1977,9 +2015,8 @@ template <class T> class channel
 		if constexpr (inline_) {
 			return std::optional<T>(std::move(s));
 		} else {
-			std::optional<T> out(std::in_place, std::move(s->v));
-			drop(s);
-			return out;
+			dropper d{s}; /* freed also when the move out throws */
+			return std::optional<T>(std::in_place, std::move(s->v));
 		}
 	}
 

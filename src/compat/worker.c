@@ -27,6 +27,8 @@
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "core/internal.h"
 #include <weft/compat/thread-worker.h>
@@ -106,10 +108,22 @@ static weft_rt *runtime(void)
 		cfg.policy = WEFT_POLICY_PSJF;
 		cfg.preempt = WEFT_PREEMPT_TIMER;
 		cfg.quantum_us = QUANTUM * 1000;
-		if (weft_rt_create(&rt, &cfg) == 0) {
+		int rc = weft_rt_create(&rt, &cfg);
+		if (rc == 0) {
 			atomic_store(&g.rt, rt);
 			if (!registered && atexit(destroy_at_exit) == 0)
 				registered = true;
+		} else if (rc == WEFT_EINVAL) {
+			/* The WEFT_* environment asks for what weft refuses
+			 * (said just above, e.g. WEFT_MODEL=mn with
+			 * WEFT_POLICY=mlfq). The seed's programs ignore
+			 * worker_create's result and would print their totals
+			 * as if their workers had run: end the process, with
+			 * one line saying why, rather than let it pass. */
+			pthread_mutex_unlock(&g.init_lock);
+			fprintf(stderr, "weft: thread-worker: no runtime can be created with this "
+			                "WEFT_* environment (see above); exiting with status 1\n");
+			exit(EXIT_FAILURE);
 		} else {
 			rt = NULL;
 		}

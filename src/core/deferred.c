@@ -69,7 +69,7 @@ static void release_held(weft_rt *rt, weft_task *t)
 {
 	t->quanta_ = 0;
 	t->epoch_ = 0;
-	t->posted_ns_ = rt->latency || rt->trace ? weft__latency_now() : 0;
+	t->posted_ns_ = weft__observed(rt) ? weft__post_stamp(rt) : 0;
 	uint32_t was = atomic_fetch_and((_Atomic uint32_t *)&t->state_, ~WEFT__DELAYED);
 	if ((was & WEFT__CANCEL) || atomic_load(&rt->cancelling) ||
 	    weft__group_cancelled(t->group_)) {

@@ -10,8 +10,12 @@
  * know that the task will be waited for at once on this stack, so its
  * state word goes QUEUED -> RUNNING -> DONE with a locked instruction each,
  * and the run is counted, traced and timed as a task's; here a b that
- * nobody took is known to be private from the pop on. */
+ * nobody took is known to be private from the pop on. It is still a task
+ * as statistics and traces go (counted in stats.run by the model's
+ * take_back): when they are on, its latencies and its slice are recorded
+ * around the plain call (weft__inline_begin/end; one test when off). */
 #include "core/internal.h"
+#include "core/observe.h"
 
 bool weft__take_back(weft_rt *rt, weft_task *t)
 {
@@ -41,7 +45,17 @@ int weft_fork_join(weft_rt *rt, weft_fn a, void *a_arg, weft_fn b, void *b_arg)
 		b(b_arg);
 		return 0;
 	}
-	if (weft__take_back(rt, &tb) || weft_wait(&tb) == WEFT_ECANCELED)
-		b(b_arg); /* nobody took it, or a cancelling destroy discarded it */
+	if (weft__take_back(rt, &tb)) {
+		/* Nobody took it: a task still as statistics and traces go. */
+		if (weft__observed(rt)) {
+			int64_t started = weft__inline_begin(rt, &tb);
+			b(b_arg);
+			weft__inline_end(rt, &tb, started);
+		} else {
+			b(b_arg);
+		}
+	} else if (weft_wait(&tb) == WEFT_ECANCELED) {
+		b(b_arg); /* a cancelling destroy discarded it */
+	}
 	return 0;
 }

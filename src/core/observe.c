@@ -50,6 +50,25 @@ void weft__trace_record(weft_rt *rt, weft__trace_kind kind, const weft_task *t, 
 	weft__tls.nopreempt--;
 }
 
+int64_t weft__inline_begin(weft_rt *rt, const weft_task *t)
+{
+	int64_t now = weft__latency_now();
+	if (rt->latency)
+		weft__latency_record(rt, WEFT_LATENCY_QUEUE_WAIT, now - t->posted_ns_);
+	weft__trace(rt, WEFT__TRACE_INLINE_BEGIN, t, true);
+	return now;
+}
+
+void weft__inline_end(weft_rt *rt, const weft_task *t, int64_t started)
+{
+	weft__trace(rt, WEFT__TRACE_INLINE_END, NULL, false);
+	if (rt->latency) {
+		int64_t ended = weft__latency_now();
+		weft__latency_record(rt, WEFT_LATENCY_RUN, ended - started);
+		weft__latency_record(rt, WEFT_LATENCY_TURNAROUND, ended - t->posted_ns_);
+	}
+}
+
 int weft_stats_latency(weft_rt *rt, weft_latency kind, uint64_t counts[WEFT_LATENCY_BUCKETS])
 {
 	int rc = weft__rt_check(rt);

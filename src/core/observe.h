@@ -69,4 +69,27 @@ static inline void weft__trace(weft_rt *rt, weft__trace_kind kind, const weft_ta
 		weft__trace_record(rt, kind, t, first);
 }
 
+/* Statistics or tracing on: one test of two pointers when both are off. */
+static inline bool weft__observed(const weft_rt *rt)
+{
+	return __builtin_expect(rt->latency != NULL || rt->trace != NULL, 0);
+}
+
+/* The post time to store in a task posted now, when observed: its flow's
+ * name too while tracing (never the same twice, weft__trace_stamp). */
+static inline int64_t weft__post_stamp(weft_rt *rt)
+{
+	int64_t now = weft__latency_now();
+	return rt->trace ? weft__trace_stamp(rt->trace, now) : now;
+}
+
+/* A task its poster took back (weft__take_back) and runs as a plain call
+ * is a task as the statistics count it (stats.run): when observed, the
+ * poster calls weft__inline_begin before running it and weft__inline_end
+ * after, so that its latencies are recorded and the trace has its slice
+ * (nested in the poster's), where its arrow ends. begin returns the start
+ * time for end. */
+int64_t weft__inline_begin(weft_rt *rt, const weft_task *t);
+void weft__inline_end(weft_rt *rt, const weft_task *t, int64_t started);
+
 #endif

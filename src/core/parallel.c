@@ -62,6 +62,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "core/observe.h"
 #include "core/spin.h"
 #include "fiber/stack.h"
 
@@ -167,17 +168,24 @@ static bool post(const loop *l, weft_task *t, weft_fn fn, void *arg)
 	return l->post && weft_task_init(t, fn, arg) == 0 && weft__post_private(l->rt, t) == 0;
 }
 
-/* Waits for a posted half; false when it did not run (nobody took it, or
- * a cancelling destroy discarded it), and the caller runs it. A half no
+/* Who runs a half the frame posted (or meant to). */
+typedef enum joined {
+	JOINED, /* a worker ran it: done */
+	TAKEN,  /* nobody started it: taken back, the frame runs it as a task */
+	KEPT,   /* an outside caller's slot it claimed first: runs it itself */
+	HERE,   /* not posted, or discarded by a cancelling destroy: runs it */
+} joined;
+
+/* Waits for a posted half; unless JOINED the caller runs it. A half no
  * worker started is taken back and run as a plain call (as
  * weft_fork_join does). A worker goes straight to weft_wait, which runs
  * queued tasks meanwhile (the halves the thief of this one posted among
  * them) or parks its fiber. A thread that is no worker cannot help: it
  * spins first, then sleeps in weft_wait. */
-static bool join(const loop *l, weft_task *t)
+static joined join(const loop *l, weft_task *t)
 {
 	if (weft__take_back(l->rt, t))
-		return false;
+		return TAKEN;
 	if (!weft__tls.rt) {
 		int64_t deadline = 0;
 		for (unsigned i = 0;; i++) {
@@ -197,7 +205,32 @@ static bool join(const loop *l, weft_task *t)
 				sched_yield();
 		}
 	}
-	return weft_wait(t) == 0;
+	return weft_wait(t) == 0 ? JOINED : HERE;
+}
+
+/* Around a half the caller runs itself, when observed: a half taken back
+ * is still a task (statistics count it in stats.run: its latencies and its
+ * slice, where its post's arrow ends); one an outside caller kept is a
+ * slice of that caller's (its task runs as a no-op elsewhere). */
+static int64_t half_begin(const loop *l, const weft_task *t, joined j)
+{
+	if (!weft__observed(l->rt))
+		return 0;
+	if (j == TAKEN)
+		return weft__inline_begin(l->rt, t);
+	if (j == KEPT)
+		weft__trace(l->rt, WEFT__TRACE_HALF_BEGIN, NULL, false);
+	return 0;
+}
+
+static void half_end(const loop *l, const weft_task *t, joined j, int64_t started)
+{
+	if (!weft__observed(l->rt))
+		return;
+	if (j == TAKEN)
+		weft__inline_end(l->rt, t, started);
+	else if (j == KEPT)
+		weft__trace(l->rt, WEFT__TRACE_INLINE_END, NULL, false);
 }
 
 /* ------------------------------------------------------------ for */
@@ -225,8 +258,12 @@ static void for_range(const loop *l, size_t lo, size_t hi, int levels)
 	half h = {.l = l, .lo = mid, .hi = hi, .level = levels - 1, .poster = &thread_mark};
 	bool posted = post(l, &h.task, for_half, &h);
 	for_range(l, lo, mid, levels - 1);
-	if (!posted || !join(l, &h.task))
+	joined j = posted ? join(l, &h.task) : HERE;
+	if (j != JOINED) {
+		int64_t started = half_begin(l, &h.task, j);
 		for_range(l, mid, hi, levels - 1);
+		half_end(l, &h.task, j, started);
+	}
 }
 
 /* ------------------------------------------------------------ reduce */
@@ -272,8 +309,12 @@ static void reduce_range(const loop *l, size_t lo, size_t hi, int level, void *a
 	half h = {.l = l, .lo = mid, .hi = hi, .level = level + 1, .acc = right};
 	bool posted = post(l, &h.task, reduce_half, &h);
 	reduce_range(l, lo, mid, level + 1, acc);
-	if (!posted || !join(l, &h.task))
+	joined j = posted ? join(l, &h.task) : HERE;
+	if (j != JOINED) {
+		int64_t started = half_begin(l, &h.task, j);
 		reduce_range(l, mid, hi, level + 1, right);
+		half_end(l, &h.task, j, started);
+	}
 	l->r->combine(acc, right, l->arg);
 }
 
@@ -284,7 +325,7 @@ static void reduce_range(const loop *l, size_t lo, size_t hi, int level, void *a
  * posted and no worker started (the workers are busy elsewhere, asleep, or
  * descheduled on an oversubscribed machine) would hold it up. So along its
  * own path it posts halves it can take back: each is a slot with a claim
- * word, which the task sets to TAKEN when it starts and the caller to KEPT
+ * word, which the task sets to CLAIMED when it starts and the caller to CLAIM_KEPT
  * when it gets there first and runs the half itself (as oneTBB's master
  * thread pops back what no worker stole). The task of a kept half is still
  * queued and will run as a no-op, so the slot cannot live in the caller's
@@ -293,7 +334,7 @@ static void reduce_range(const loop *l, size_t lo, size_t hi, int level, void *a
  * that finds none free splits on its frames as workers do. Below
  * STASH_DEPTH levels of its own path it does too. */
 
-enum { OPEN = 0, TAKEN = 1, KEPT = 2 };
+enum { OPEN = 0, CLAIMED = 1, CLAIM_KEPT = 2 }; /* a slot's claim */
 
 typedef struct slot {
 	alignas(64) weft_task task;
@@ -356,22 +397,24 @@ static bool slot_post(const loop *l, slot *s, weft_fn fn, size_t lo, size_t hi, 
 	return post(l, &s->task, fn, s);
 }
 
-/* Whether the caller keeps the half of slot s (it was not posted, or no
- * worker started it): then it runs it. Otherwise it waits for it. */
-static bool slot_keep(slot *s, bool posted)
+/* Whether the caller runs the half of slot s itself (it was not posted,
+ * or no worker started it: not JOINED). Otherwise it waits for it. */
+static joined slot_keep(slot *s, bool posted)
 {
 	int open = OPEN;
-	if (!posted || atomic_compare_exchange_strong_explicit(
-	                       &s->claim, &open, KEPT, memory_order_acq_rel, memory_order_acquire))
-		return true;
-	return !join(s->l, &s->task);
+	if (!posted)
+		return HERE;
+	if (atomic_compare_exchange_strong_explicit(&s->claim, &open, CLAIM_KEPT,
+	                                            memory_order_acq_rel, memory_order_acquire))
+		return KEPT;
+	return join(s->l, &s->task);
 }
 
 /* The task of a slot: runs the half unless the caller kept it. */
 static bool slot_start(slot *s)
 {
 	int open = OPEN;
-	return atomic_compare_exchange_strong_explicit(&s->claim, &open, TAKEN,
+	return atomic_compare_exchange_strong_explicit(&s->claim, &open, CLAIMED,
 	                                               memory_order_acq_rel, memory_order_relaxed);
 }
 
@@ -399,8 +442,12 @@ static void for_outside(const loop *l, const loop *seq, stash *st, int d, size_t
 	slot *s = &st->s[d];
 	bool posted = slot_post(l, s, slot_for, mid, hi, levels - 1, NULL);
 	for_outside(l, seq, st, d + 1, lo, mid, levels - 1);
-	if (slot_keep(s, posted))
+	joined j = slot_keep(s, posted);
+	if (j != JOINED) {
+		int64_t started = half_begin(l, &s->task, j);
 		for_range(seq, mid, hi, levels - 1);
+		half_end(l, &s->task, j, started);
+	}
 }
 
 static void slot_reduce(void *arg)
@@ -432,8 +479,12 @@ static void reduce_outside(const loop *l, const loop *seq, stash *st, int d, siz
 	slot *s = &st->s[d];
 	bool posted = slot_post(l, s, slot_reduce, mid, hi, level + 1, right);
 	reduce_outside(l, seq, st, d + 1, lo, mid, level + 1, acc);
-	if (slot_keep(s, posted))
+	joined j = slot_keep(s, posted);
+	if (j != JOINED) {
+		int64_t started = half_begin(l, &s->task, j);
 		reduce_range(seq, mid, hi, level + 1, right);
+		half_end(l, &s->task, j, started);
+	}
 	l->r->combine(acc, right, l->arg);
 }
 
@@ -465,6 +516,23 @@ static stash *outside_stash(const loop *l)
 	return stash_take();
 }
 
+/* A loop called from a thread that is none of rt's workers is a slice on
+ * that thread's track while tracing (the chunks it runs itself are its
+ * work: no task's slice holds them). True when it began one. */
+static bool loop_begin(const loop *l)
+{
+	if (!l->rt->trace || weft__tls.rt == l->rt)
+		return false;
+	weft__trace(l->rt, WEFT__TRACE_LOOP_BEGIN, NULL, false);
+	return true;
+}
+
+static void loop_end(const loop *l, bool began)
+{
+	if (began)
+		weft__trace(l->rt, WEFT__TRACE_INLINE_END, NULL, false);
+}
+
 int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain, weft_range_fn body,
                       void *arg)
 {
@@ -485,6 +553,7 @@ int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain, weft_
 			levels++;
 		l.steal_levels = FOR_STEAL_LEVELS;
 	}
+	bool outside = loop_begin(&l);
 	stash *st = outside_stash(&l);
 	if (st) {
 		loop seq = l;
@@ -496,6 +565,7 @@ int weft_parallel_for(weft_rt *rt, size_t begin, size_t end, size_t grain, weft_
 	} else {
 		for_range(&l, begin, end, levels);
 	}
+	loop_end(&l, outside);
 	return 0;
 }
 
@@ -543,6 +613,7 @@ int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain, co
 	r->init(result, arg);
 	if (begin == end)
 		return 0;
+	bool outside = loop_begin(&l);
 	stash *st = outside_stash(&l);
 	if (st) {
 		loop seq = l;
@@ -554,5 +625,6 @@ int weft_parallel_reduce(weft_rt *rt, size_t begin, size_t end, size_t grain, co
 	} else {
 		reduce_range(&l, begin, end, 0, result);
 	}
+	loop_end(&l, outside);
 	return 0;
 }

@@ -36,6 +36,8 @@ _Atomic int weft__progress_count;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER; /* add, remove */
 static _Atomic int polling;                                    /* the duty */
 static _Atomic int64_t last_asked = -1;                        /* what the last poll returned */
+/* The calling thread holds the duty: it is inside a progress function. */
+static _Thread_local bool in_poll;
 
 int weft_progress_add(weft_progress_fn fn, void *arg)
 {
@@ -78,8 +80,11 @@ int weft_progress_remove(weft_progress_fn fn, void *arg)
 	}
 	pthread_mutex_unlock(&table_lock);
 	/* A poll that read the slot before it was cleared may still run fn:
-	 * wait for the duty to be free once. */
-	while (rc == 0 && atomic_load(&polling))
+	 * wait for the duty to be free once. Not when that poll is the
+	 * caller's own (a progress function removing itself, or another one):
+	 * it frees the duty only after the call returns, and it does not call
+	 * a slot it finds cleared. */
+	while (rc == 0 && !in_poll && atomic_load(&polling))
 		weft__cpu_relax();
 	return rc;
 }
@@ -97,6 +102,7 @@ int64_t weft_progress_poll(void)
 	if (!atomic_compare_exchange_strong(&polling, &zero, 1))
 		return atomic_load_explicit(&last_asked, memory_order_relaxed);
 	int64_t asked = -1;
+	in_poll = true;
 	for (int i = 0; i < SLOTS; i++) {
 		weft_progress_fn fn = atomic_load(&slots[i].fn);
 		if (!fn)
@@ -105,6 +111,7 @@ int64_t weft_progress_poll(void)
 		if (r >= 0 && (asked < 0 || r < asked))
 			asked = r;
 	}
+	in_poll = false;
 	atomic_store_explicit(&last_asked, asked, memory_order_relaxed);
 	atomic_store(&polling, 0);
 	return asked;

@@ -361,7 +361,7 @@ static int enqueue(weft_rt *rt, weft_group *g, weft_task *t, uint32_t old, bool 
 	}
 	t->group_ = g;
 	if (rt->latency || rt->trace) { /* observed: one test when not */
-		t->posted_ns_ = weft__latency_now();
+		t->posted_ns_ = weft__post_stamp(rt);
 		weft__trace(rt, WEFT__TRACE_POST, t, false);
 	}
 	WEFT__PROBE2(task__post, t, rt);

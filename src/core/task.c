@@ -5,6 +5,7 @@
  * owner may free either the moment it sees it finished (see "completion"
  * below for how waiters are found and woken without touching it after). */
 #include <sched.h>
+#include <stdalign.h>
 #include <string.h>
 #include <time.h>
 
@@ -172,12 +173,53 @@ static void group_finish(weft_group *g)
 	wake_list(list, 0);
 }
 
-void weft__task_finish(weft_task *t, weft_task_state end)
+/* A task in a group is finished in two steps, its state and then its
+ * group, so each waiter finds its object still to be touched: a group
+ * waiter (woken by the second) must be able to re-use or free the tasks,
+ * and a task waiter (woken by the first) the group once it has waited for
+ * each of its tasks. So a task's completion is published only after its
+ * group's, and a weft_wait that finds a grouped task finished waits until
+ * the finisher has left the group: the finisher counts itself in one of
+ * FINISHING stripes (its thread's, chosen once) before it publishes the
+ * task and leaves after the group, and writes which stripe into the task
+ * (seq_, free once the task runs) before publishing it. Tasks without a
+ * group pay nothing; a grouped one an uncontended increment and decrement
+ * on its thread's line. The wait spins (a few instructions of the
+ * finisher's, unless it was descheduled there), and only when it saw the
+ * task finished by itself: the finisher wakes the waiters it took after
+ * it left the group. */
+#define FINISHING 64
+
+static struct {
+	alignas(64) _Atomic uint32_t n;
+} finishing[FINISHING];
+
+static unsigned finishing_stripe(void)
 {
-	weft_group *g = t->group_;
+	static _Atomic unsigned next;
+	static _Thread_local unsigned mine; /* 1 + stripe, 0: not chosen yet */
+	if (!mine)
+		mine = 1 + atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) % FINISHING;
+	return mine - 1;
+}
+
+/* After t was seen finished: returns once its finisher has left its group. */
+static void await_group_left(const weft_task *t)
+{
+	if (!t->group_)
+		return;
+	_Atomic uint32_t *n = &finishing[t->seq_ % FINISHING].n;
+	int spins = 0;
+	while (atomic_load_explicit(n, memory_order_acquire) != 0)
+		pause_briefly(&spins);
+}
+
+/* Publishes t's end (one CAS when nobody waits) and returns the waiters
+ * to wake, taken under the lock bit. */
+static inline weft__waiter *publish_end(weft_task *t, weft_task_state end)
+{
 	_Atomic uint32_t *w = state_word(t);
 	uint32_t s = atomic_load_explicit(w, memory_order_relaxed);
-	weft__waiter *list = NULL;
 	int spins = 0;
 	for (;;) {
 		if (s & WEFT__LOCKED) {
@@ -185,17 +227,43 @@ void weft__task_finish(weft_task *t, weft_task_state end)
 			s = atomic_load_explicit(w, memory_order_relaxed);
 		} else if (!(s & WEFT__WAITER)) {
 			if (atomic_compare_exchange_weak(w, &s, end))
-				break;
+				return NULL;
 		} else if (atomic_compare_exchange_weak(w, &s, s | WEFT__LOCKED)) {
-			list = t->waiters_;
+			weft__waiter *list = t->waiters_;
 			t->waiters_ = NULL;
 			atomic_store(w, end);
-			break;
+			return list;
 		}
 	}
+}
+
+/* The end of a task in group g: out of line, so that a task without a
+ * group finishes with the code it always had. */
+static __attribute__((noinline)) void finish_grouped(weft_task *t, weft_group *g,
+                                                     weft_task_state end)
+{
+	/* A fiber preempted inside the window would leave a waiter on its
+	 * own kernel thread spinning for ever. */
+	weft__tls.nopreempt++;
+	unsigned k = finishing_stripe();
+	_Atomic uint32_t *left = &finishing[k].n;
+	atomic_fetch_add_explicit(left, 1, memory_order_relaxed);
+	t->seq_ = k; /* ordered before the publication below by its CAS */
+	weft__waiter *list = publish_end(t, end);
+	group_finish(g);
+	atomic_fetch_sub_explicit(left, 1, memory_order_release);
+	weft__tls.nopreempt--;
 	wake_list(list, end == WEFT_TASK_DONE ? 0 : WEFT_ECANCELED);
-	if (g)
-		group_finish(g);
+}
+
+void weft__task_finish(weft_task *t, weft_task_state end)
+{
+	weft_group *g = t->group_;
+	if (g) {
+		finish_grouped(t, g, end);
+		return;
+	}
+	wake_list(publish_end(t, end), end == WEFT_TASK_DONE ? 0 : WEFT_ECANCELED);
 }
 
 bool weft__run_task(weft_rt *rt, weft_task *t)
@@ -433,8 +501,10 @@ static int wait_task(weft_task *t, int64_t deadline)
 	case WEFT_TASK_IDLE:
 		return WEFT_EINVAL;
 	case WEFT_TASK_DONE:
+		await_group_left(t);
 		return 0;
 	case WEFT_TASK_CANCELLED:
+		await_group_left(t);
 		return WEFT_ECANCELED;
 	}
 	if (from_parent(s)) {
@@ -446,8 +516,10 @@ static int wait_task(weft_task *t, int64_t deadline)
 	uint32_t locked;
 	switch (lock_unfinished(t, &locked)) {
 	case WEFT_TASK_DONE:
+		await_group_left(t);
 		return 0;
 	case WEFT_TASK_CANCELLED:
+		await_group_left(t);
 		return WEFT_ECANCELED;
 	case WEFT_TASK_QUEUED:
 		break;
@@ -457,6 +529,7 @@ static int wait_task(weft_task *t, int64_t deadline)
 	weft__waiter rec;
 	weft__waiter_init(&rec, NULL);
 	push_waiter(t, locked, &rec);
+	/* A record the finisher woke was woken after it left the group. */
 	if (!join(&rec, deadline))
 		return task_wait_timed_out(t, &rec);
 	return rec.result;

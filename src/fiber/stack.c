@@ -14,6 +14,7 @@
 
 #include "core/internal.h"
 #include "fiber/stack.h"
+#include "fiber/symbolize.h"
 
 #ifdef WEFT_HAVE_VALGRIND
 #include <valgrind/valgrind.h>
@@ -458,18 +459,31 @@ static bool in_guard(uintptr_t addr, uintptr_t low, size_t guard)
 	return addr >= bottom && addr < low;
 }
 
-/* Async-signal-safe: write(2) only. Names the task (its address, and on a
- * kernel thread, where it is the running weft_task, its function's), the
- * stack and what to raise. A fiber's task pointer is opaque here (the
- * compat layer sets its own records). */
+/* Async-signal-safe: write(2) and what weft__symbolize calls. Names the
+ * task (its address, and the running weft_task's function: its name from
+ * the symbol table of the file that maps it, when it has one, and its
+ * address), the stack and what to raise. A fiber's task pointer is opaque
+ * here (the compat layer sets its own records): its function is that of
+ * weft__tls.task, the weft_task whose code runs. */
 static void report_overflow(bool fiber, const void *task, size_t size, uintptr_t addr)
 {
-	char msg[512], *p = msg;
+	char msg[768], *p = msg;
 	p = put_str(p, fiber ? "weft: fiber task " : "weft: task ");
 	p = put_hex(p, (uintptr_t)task);
-	if (!fiber && task) {
+	const weft_task *running = fiber ? weft__tls.task : task;
+	if (running && running->fn_) {
+		uintptr_t fn = (uintptr_t)running->fn_, off = 0;
+		char name[256];
 		p = put_str(p, " (function ");
-		p = put_hex(p, (uintptr_t)((const weft_task *)task)->fn_);
+		if (weft__symbolize(fn, name, sizeof(name), &off)) {
+			p = put_str(p, name);
+			if (off) {
+				p = put_str(p, "+");
+				p = put_hex(p, off);
+			}
+			p = put_str(p, " at ");
+		}
+		p = put_hex(p, fn);
 		p = put_str(p, ")");
 	}
 	p = put_str(p, fiber ? " overflowed its " : " overflowed its worker thread's ");

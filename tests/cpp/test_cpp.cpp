@@ -861,6 +861,92 @@ void sem_barrier(weft::runtime &rt)
 
 // A producer/consumer over channel<std::string>; a channel of move-only
 // values destroyed with values still in it; timed forms.
+#if WEFT_CPP_EXCEPTIONS
+// A value whose move constructor throws on the nth move from now (review
+// finding f): a throw inside weft must free the storage it took and reach
+// the caller (no node leaked, no std::terminate).
+std::atomic<int> moves_to_throw{0};
+
+struct ThrowsOnMove {
+	Counted c;
+	explicit ThrowsOnMove(long x) : c(x)
+	{
+	}
+	ThrowsOnMove(const ThrowsOnMove &o) = default;
+	ThrowsOnMove(ThrowsOnMove &&o) : c(o.c)
+	{
+		int n = moves_to_throw.load();
+		if (n > 0 && moves_to_throw.fetch_sub(1) == 1)
+			throw std::runtime_error("move");
+	}
+	ThrowsOnMove &operator=(ThrowsOnMove &&o)
+	{
+		c = o.c;
+		return *this;
+	}
+	ThrowsOnMove &operator=(const ThrowsOnMove &) = default;
+};
+
+template <class F> bool throws_move(F &&f)
+{
+	try {
+		f();
+	} catch (const std::runtime_error &e) {
+		moves_to_throw = 0;
+		return std::strcmp(e.what(), "move") == 0;
+	}
+	moves_to_throw = 0;
+	return false;
+}
+
+void throwing_moves(weft::runtime &rt)
+{
+	long nodes = weft::detail::nodes_in_use().load();
+	{
+		weft::channel<ThrowsOnMove> ch(4);
+		for (int i = 0; i < 50; i++) {
+			ThrowsOnMove v(i);
+			moves_to_throw = 1; // the move into the channel's node
+			CHECK(throws_move([&] { ch.send(std::move(v)); }));
+		}
+		CHECK_EQ(weft::detail::nodes_in_use().load(), nodes);
+		CHECK(ch.send(ThrowsOnMove(7)));
+		auto got = ch.recv();
+		CHECK(got && got->c.v == 7);
+	}
+	CHECK_EQ(weft::detail::nodes_in_use().load(), nodes);
+	{
+		weft::task_group g(rt);
+		std::atomic<int> ran{0};
+		for (int i = 0; i < 50; i++) {
+			auto f = [&ran, v = ThrowsOnMove(i)] { ran++; };
+			moves_to_throw = 1; // the move into the group's node
+			CHECK(throws_move([&] { g.run(std::move(f)); }));
+		}
+		g.run([&ran] { ran++; });
+		CHECK(g.wait() == weft::task_group_status::complete);
+		CHECK_EQ(ran.load(), 1);
+	}
+	CHECK_EQ(weft::detail::nodes_in_use().load(), nodes);
+	for (int k = 1; k <= 3; k++) {
+		// async moves its argument into a tuple, the tuple into the
+		// task's state: a throw at any of them reaches the caller.
+		for (int i = 0; i < 20; i++) {
+			moves_to_throw = k;
+			bool threw = throws_move([&] {
+				auto f = weft::async(rt, [](const ThrowsOnMove &v) { return v.c.v; },
+				                     ThrowsOnMove(i));
+				CHECK_EQ(f.get(), (long)i);
+			});
+			(void)threw; // k beyond the moves made: no throw, a value
+		}
+	}
+	moves_to_throw = 0;
+	CHECK_EQ(weft::detail::nodes_in_use().load(), nodes);
+	CHECK_EQ(rt.wait_all(), 0);
+}
+#endif
+
 void channel_strings(weft::runtime &rt)
 {
 	const int producers = 3, per = sanitized ? 300 : 3000;
@@ -984,6 +1070,7 @@ const test_case cases[] = {
 #if WEFT_CPP_EXCEPTIONS
         {"group_exception", group_exception},
         {"future_exception", future_exception},
+        {"throwing_moves", throwing_moves},
 #endif
         {"future_values", future_values},
         {"future_dtor_waits", future_dtor_waits},

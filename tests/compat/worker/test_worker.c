@@ -16,11 +16,13 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <weft/compat/thread-worker.h>
@@ -496,6 +498,48 @@ static void many(void **state)
 	assert_int_equal(atomic_load(&done_count), ROUNDS * N);
 }
 
+/* A configuration weft refuses (WEFT_MODEL=mn with a policy mn cannot
+ * run): the seed's programs ignore worker_create's result and would print
+ * their results as if the workers had run (issue 26), so the layer must
+ * end the process with a failure status. The child calls worker_create as
+ * the seed's vector_multiply does, ignoring what it returns. */
+static void *set_flag(void *arg)
+{
+	*(volatile int *)arg = 1;
+	return NULL;
+}
+
+static void refused_config(void **state)
+{
+	(void)state;
+	static const char *const policies[] = {"mlfq", "psjf", "random"};
+	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+		fflush(NULL);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			setenv("WEFT_MODEL", "mn", 1);
+			setenv("WEFT_WORKERS", "2", 1);
+			setenv("WEFT_POLICY", policies[i], 1);
+			int fd = open("/dev/null", O_WRONLY);
+			if (fd >= 0)
+				dup2(fd, STDERR_FILENO);
+			volatile int ran = 0;
+			worker_t t = 0;
+			(void)worker_create(&t, NULL, set_flag, (void *)&ran);
+			(void)worker_join(t, NULL);
+			_exit(ran ? 0 : 3); /* 3: no worker ran, and nothing said so */
+		}
+		int status = 0;
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		print_message("WEFT_POLICY=%s: child status %d\n", policies[i], status);
+		assert_true(WIFEXITED(status));
+		/* 0: it fell back and ran the worker; any other status but the
+		 * silent 3 fails loudly. */
+		assert_int_not_equal(WEXITSTATUS(status), 3);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest cases[] = {
@@ -511,6 +555,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(stats_no_yield),
 	        cmocka_unit_test(pthread_mapping),
 	        cmocka_unit_test(many),
+	        cmocka_unit_test(refused_config),
 	};
 	if (argc != 2 && argc != 3) {
 		fprintf(stderr, "usage: %s <case> [<model>]\n", argv[0]);
