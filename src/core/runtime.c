@@ -284,6 +284,7 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	 * that run meanwhile may defer more, hence the loop. */
 	if (mode == WEFT_DESTROY_CANCEL)
 		weft__deferred_cancel_all(rt);
+	weft__deferred_cancel_periodic(rt); /* they would never end */
 	weft__external_drain(&rt->done);
 	wait_quiet(rt);
 	rt->model->stop(rt);
