@@ -6,6 +6,7 @@
  * only for holders that run, or for outside threads. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 
@@ -121,8 +122,9 @@ static void rwlock_misuse(void)
 	assert_rc(0, weft_rwlock_rdlock(&l));
 	assert_rc(0, weft_rwlock_tryrdlock(&l));
 	assert_rc(WEFT_EBUSY, weft_rwlock_trywrlock(&l));
-	assert_rc(WEFT_ETIMEDOUT, weft_rwlock_wrlock_until(&l, weft_clock_ns() + 1000000));
-	/* The writer that gave up lets readers in again. */
+	assert_rc(WEFT_ETIMEDOUT, weft_rwlock_wrlock_until(&l, weft_clock_ns() + 2000000));
+	/* The writer that gave up (it starved: it had kept readers out)
+	 * lets readers in again. */
 	assert_rc(0, weft_rwlock_tryrdlock(&l));
 	for (int i = 0; i < 3; i++)
 		assert_rc(0, weft_rwlock_unlock(&l));
@@ -136,56 +138,56 @@ static void rwlock_misuse(void)
 	assert_rc(0, weft_rwlock_unlock(&l));
 }
 
-/* A writer queued behind a reader keeps later readers out (they time
- * out), and gets the lock when the reader leaves; the readers that queued
- * behind it go in when it unlocks. */
-static _Atomic int rw_stage;
+/* Neither side starves: a writer gets in while three readers take turns
+ * so that some reader always holds the lock (barging readers alone would
+ * keep it out for ever, as glibc's default rwlock does), and a reader gets
+ * in while two writers do the same. */
+static _Atomic bool rw_stop;
 
-static void *queued_writer(void *arg)
+static void hold_us(int us)
 {
-	(void)arg;
-	WT_CHECK_RC(0, weft_rwlock_wrlock(&rw));
-	atomic_store(&rw_stage, 1);
-	wt_sleep_ms(5);
-	WT_CHECK_RC(0, weft_rwlock_unlock(&rw));
+	struct timespec ts = {0, us * 1000L};
+	nanosleep(&ts, NULL);
+}
+
+static void *turn_taker(void *arg)
+{
+	bool writer = arg != NULL;
+	while (!atomic_load(&rw_stop)) {
+		WT_CHECK_RC(0, writer ? weft_rwlock_wrlock(&rw) : weft_rwlock_rdlock(&rw));
+		hold_us(200);
+		WT_CHECK_RC(0, weft_rwlock_unlock(&rw));
+	}
 	return NULL;
 }
 
-static void *queued_reader(void *arg)
-{
-	(void)arg;
-	WT_CHECK_RC(0, weft_rwlock_rdlock(&rw));
-	WT_CHECK(atomic_load(&rw_stage) == 1); /* after the writer */
-	WT_CHECK_RC(0, weft_rwlock_unlock(&rw));
-	return NULL;
-}
-
-static unsigned rw_word(void)
-{
-	return atomic_load((_Atomic uint32_t *)&rw.state_);
-}
-
-static void rwlock_writer_preferred(void)
+static void no_starvation(bool writer_waits)
 {
 	assert_rc(0, weft_rwlock_init(&rw));
-	atomic_store(&rw_stage, 0);
-	assert_rc(0, weft_rwlock_rdlock(&rw));
-	pthread_t w, r;
-	wt_thread_start(&w, queued_writer, NULL);
-	double end = wt_now() + WT_PATIENCE_S;
-	while (!(rw_word() & 2u) && wt_now() < end) /* rwlock.c: WWAIT */
-		wt_sleep_ms(1);
-	assert_true(rw_word() & 2u);
-	assert_rc(WEFT_EBUSY, weft_rwlock_tryrdlock(&rw));
-	assert_rc(WEFT_ETIMEDOUT, weft_rwlock_rdlock_until(&rw, weft_clock_ns() + 2000000));
-	wt_thread_start(&r, queued_reader, NULL);
-	while (!(rw_word() & 4u) && wt_now() < end) /* RWAIT */
-		wt_sleep_ms(1);
-	assert_true(rw_word() & 4u);
-	assert_rc(0, weft_rwlock_unlock(&rw));
-	wt_thread_join(w);
-	wt_thread_join(r);
-	assert_int_equal(rw_word(), 0);
+	atomic_store(&rw_stop, false);
+	int n = writer_waits ? 3 : 2;
+	pthread_t th[3];
+	for (int i = 0; i < n; i++) {
+		wt_thread_start(&th[i], turn_taker, writer_waits ? NULL : (void *)1);
+		hold_us(70);
+	}
+	wt_sleep_ms(5);
+	int64_t deadline = weft_clock_ns() + (int64_t)(WT_PATIENCE_S * 1e9);
+	for (int i = 0; i < 20; i++) {
+		assert_rc(0, writer_waits ? weft_rwlock_wrlock_until(&rw, deadline)
+		                          : weft_rwlock_rdlock_until(&rw, deadline));
+		assert_rc(0, weft_rwlock_unlock(&rw));
+	}
+	atomic_store(&rw_stop, true);
+	for (int i = 0; i < n; i++)
+		wt_thread_join(th[i]);
+	assert_int_equal(atomic_load((_Atomic uint32_t *)&rw.state_), 0);
+}
+
+static void rwlock_no_starvation(void)
+{
+	no_starvation(true);
+	no_starvation(false);
 }
 
 /* ------------------------------------------------------------ once */
@@ -789,7 +791,7 @@ static void periodic_overrun_destroy(void)
 	assert_int_equal(weft_periodic_runs(&over), runs);
 }
 
-WT_CASES(WT_CASE(rwlock_invariant), WT_CASE(rwlock_misuse), WT_CASE(rwlock_writer_preferred),
+WT_CASES(WT_CASE(rwlock_invariant), WT_CASE(rwlock_misuse), WT_CASE(rwlock_no_starvation),
          WT_CASE(once_64), WT_CASE(latch_wait), WT_CASE(select_exactly_once), WT_CASE(select_cases),
          WT_CASE(select_wakes), WT_CASE(tls_values), WT_CASE(tls_keys), WT_CASE(periodic_cancel),
          WT_CASE(periodic_self_cancel), WT_CASE(periodic_overrun_destroy));
