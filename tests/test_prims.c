@@ -326,7 +326,9 @@ static void *sel_producer(void *arg)
 static void *sel_late_sender(void *arg)
 {
 	(void)arg;
-	for (long v = SEL_CH * SEL_PER + 1;; v++) {
+	/* Values above 4 * SEL_CH * SEL_PER would not fit sel_seen: stop
+	 * there if the close has not come by then (it usually has). */
+	for (long v = SEL_CH * SEL_PER + 1; v <= 4L * SEL_CH * SEL_PER; v++) {
 		int rc = weft_chan_send(&sel_ch[0], &v);
 		if (rc == WEFT_ECLOSED)
 			break;
