@@ -437,6 +437,9 @@ int weft__defer_after(weft_rt *rt, weft_task *t, weft_task *const *after, size_t
  * knows periodic runs by it. Destroy cancels the held ones, and once the
  * runtime is closing the heap refuses to hold more (WEFT_ESHUTDOWN). */
 void weft__periodic_run(void *arg);
+/* Whether t is queued or running, telling a task from leftover bytes by
+ * its in-flight signature (as weft_task_init does). */
+bool weft__task_posted_unfinished(const weft_task *t);
 void weft__deferred_cancel_periodic(weft_rt *rt);
 /* weft_cancel of a task held until a time (DELAYED): ends it now. */
 void weft__deferred_cancel(weft_task *t);

@@ -88,7 +88,13 @@ int weft_post_every(weft_rt *rt, weft_periodic *p, weft_fn fn, void *arg, int64_
 {
 	if (!rt || !p || !fn || period_ns < 1 || (flags & ~PERIODIC_FLAGS))
 		return WEFT_EINVAL;
-	/* WEFT_EBUSY, changing nothing, while p's runs are in flight. */
+	/* WEFT_EBUSY, changing nothing, while p's runs are in flight. While a
+	 * chain is alive one of its two tasks always is (the next is posted
+	 * before the current one ends), so looking at them in turn, twice,
+	 * finds it even as the turn passes from one to the other. */
+	for (int i = 0; i < 4; i++)
+		if (weft__task_posted_unfinished(&p->runs_[i % 2]))
+			return WEFT_EBUSY;
 	int rc = weft_task_init(&p->runs_[0], weft__periodic_run, p);
 	if (!rc)
 		rc = weft_task_init(&p->runs_[1], weft__periodic_run, p);
@@ -137,7 +143,6 @@ int weft_periodic_wait(weft_periodic *p)
 			break;
 		/* The run that ended posted the next (current_ moved) or
 		 * set stopped_: either way, look again. */
-		weft__lock_release(plock(p));
 	}
 	(void)weft_wait(&p->runs_[0]);
 	(void)weft_wait(&p->runs_[1]);

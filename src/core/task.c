@@ -63,6 +63,11 @@ int weft_task_init(weft_task *t, weft_fn fn, void *arg)
 	return 0;
 }
 
+bool weft__task_posted_unfinished(const weft_task *t)
+{
+	return posted_and_unfinished(t);
+}
+
 static bool in_flight(const weft_task *t)
 {
 	uint32_t st = atomic_load(state_word(t)) & WEFT__STATE_MASK;
