@@ -90,7 +90,9 @@ static void rwlock_invariant(void)
 	shared_a = shared_b = 0;
 	atomic_store(&reads_done, 0);
 	atomic_store(&writes_done, 0);
-	rw_rounds = WT_SANITIZER ? 4000 : 40000;
+	/* 8 reader and 2 writer tasks, one of each as threads: over 1M
+	 * operations in all outside the sanitizers. */
+	rw_rounds = WT_SANITIZER ? 4000 : 110000;
 	weft_task *t = task_array(10);
 	pthread_t th[2];
 	wt_thread_start(&th[0], rw_thread, NULL);
@@ -521,7 +523,7 @@ static void select_wakes(void)
 
 static weft_tls_key key_a, key_b;
 static _Atomic int dtor_calls, dtor_again;
-enum { PARKS = 1000 };
+enum { PARKS = 2000 }; /* half of them sleeps (1,000 parks), half yields */
 
 static void count_dtor(void *v)
 {
@@ -549,10 +551,10 @@ static void local_task(void *arg)
 	WT_CHECK_RC(0, weft_tls_set(key_b, (void *)(intptr_t)(me + 1)));
 	int w0 = weft_worker_index();
 	for (int i = 0; i < PARKS; i++) {
-		if (i % 10 == 0)
+		if (i % 2 == 0)
 			weft_sleep_ns(1000); /* parks on a fiber model */
 		else
-			weft_yield();
+			weft_yield(); /* requeues: on mn, any worker may resume it */
 		long *got = weft_tls_get(key_a);
 		WT_CHECK(got == v && *got == me);
 		WT_CHECK((intptr_t)weft_tls_get(key_b) == me + 1);
