@@ -1,7 +1,8 @@
 /** @file
  * Synchronisation primitives that work under every model and from threads
  * that are not weft workers: a mutex, a condition variable, a counting
- * semaphore, a barrier and a bounded channel.
+ * semaphore, a barrier, a bounded channel with a select over several
+ * channels, a reader-writer lock, a one-time initialisation and a latch.
  *
  * All are caller-owned (no allocation; a channel's buffer is the caller's)
  * and need no destroy beyond not being in use. Waiting blocks the calling
@@ -18,6 +19,7 @@
 #define WEFT_SYNC_H
 
 #include "export.h"
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,6 +87,45 @@ typedef struct weft_chan {
 	void *reserved_[2];
 	/** @endcond */
 } weft_chan;
+
+/** A reader-writer lock: any number of readers or one writer. Writers
+ * are preferred over readers that arrive while one waits, and the readers
+ * that queued behind a writer all go in when it unlocks, before the next
+ * writer (as Go's sync.RWMutex): neither readers nor writers starve.
+ * Prepare it with weft_rwlock_init; fields private. */
+typedef struct weft_rwlock {
+	/** @cond WEFT_PRIVATE */
+	WEFT__SYNC_FIELDS
+	void *reserved_[2];
+	/** @endcond */
+} weft_rwlock;
+
+/** A one-time initialisation, as pthread_once_t: weft_once_call runs its
+ * function once whoever calls it. Initialise it with WEFT_ONCE_INIT (or
+ * zero bytes); fields private. */
+typedef struct weft_once {
+	/** @cond WEFT_PRIVATE */
+	WEFT__SYNC_FIELDS
+	void *reserved_[2];
+	/** @endcond */
+} weft_once;
+
+/** The static initialiser of a weft_once (all zero). */
+#define WEFT_ONCE_INIT \
+	{              \
+		0      \
+	}
+
+/** A single-use count-down (C++20's std::latch): weft_latch_wait returns
+ * once weft_latch_count_down has brought the count to zero. Prepare it with
+ * weft_latch_init; fields private. */
+typedef struct weft_latch {
+	/** @cond WEFT_PRIVATE */
+	WEFT__SYNC_FIELDS
+	size_t count_;
+	void *reserved_[2];
+	/** @endcond */
+} weft_latch;
 
 /** weft_mutex_init prepares an unlocked mutex. WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_mutex_init(weft_mutex *m);
@@ -204,6 +245,106 @@ WEFT_EXTERN int weft_chan_recv_until(weft_chan *ch, void *out, int64_t deadline_
 /** weft_chan_close: later sends fail, receivers drain what is buffered, then
  * get WEFT_ECLOSED; every waiter is woken. WEFT_ECLOSED if already closed. */
 WEFT_EXTERN int weft_chan_close(weft_chan *ch);
+
+/** weft_rwlock_init prepares an unlocked reader-writer lock. WEFT_EINVAL
+ * for NULL. */
+WEFT_EXTERN int weft_rwlock_init(weft_rwlock *l);
+/** weft_rwlock_rdlock takes l for reading: at once (one atomic operation)
+ * while no writer holds or waits for it; else a kernel thread spins
+ * briefly then sleeps and a fiber parks until the writers ahead of it are
+ * done. Readers queued behind a writer enter together when it unlocks, so
+ * a reader waits for at most the writers that were queued when it came
+ * (no reader starves). Not recursive: a reader that takes it again while a
+ * writer waits deadlocks, as with Go's RWMutex. WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_rwlock_rdlock(weft_rwlock *l);
+/** weft_rwlock_wrlock takes l for writing, alone: at once when it is free;
+ * else the caller waits (a kernel thread sleeps, a fiber parks) while
+ * readers that hold it finish. Readers that arrive meanwhile wait behind
+ * it (no writer starves); writers are served in arrival order, each after
+ * the readers queued before it. WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_rwlock_wrlock(weft_rwlock *l);
+/** weft_rwlock_rdlock_until is weft_rwlock_rdlock with a deadline
+ * (CLOCK_MONOTONIC nanoseconds, as weft_clock_ns() reads it):
+ * WEFT_ETIMEDOUT, not holding l and with nothing else changed, when it
+ * could not be taken by deadline_ns. A lock free for readers is taken even
+ * with a deadline already past. */
+WEFT_EXTERN int weft_rwlock_rdlock_until(weft_rwlock *l, int64_t deadline_ns);
+/** weft_rwlock_wrlock_until is weft_rwlock_wrlock with a deadline, as
+ * weft_rwlock_rdlock_until. Readers kept out because it waited are let in
+ * when it gives up. */
+WEFT_EXTERN int weft_rwlock_wrlock_until(weft_rwlock *l, int64_t deadline_ns);
+/** weft_rwlock_tryrdlock takes l for reading if that needs no wait:
+ * WEFT_EBUSY when a writer holds or waits for it. */
+WEFT_EXTERN int weft_rwlock_tryrdlock(weft_rwlock *l);
+/** weft_rwlock_trywrlock takes l for writing if it is free: WEFT_EBUSY
+ * otherwise. */
+WEFT_EXTERN int weft_rwlock_trywrlock(weft_rwlock *l);
+/** weft_rwlock_unlock releases l, held for reading or for writing (as
+ * pthread_rwlock_unlock). The last reader out hands l to the first
+ * queued writer; a writer hands it to every queued reader, or if none, to
+ * the next writer. WEFT_EINVAL for NULL or an l nobody holds. */
+WEFT_EXTERN int weft_rwlock_unlock(weft_rwlock *l);
+
+/** weft_once_call runs fn(arg) if no call on o has run it yet; callers
+ * that come while it runs wait (a kernel thread sleeps, a fiber parks)
+ * until it returned; afterwards every call returns at once (one load).
+ * Returns 0 once fn has run, whether this call ran it or not; WEFT_EINVAL
+ * for a NULL o or fn. fn must not call weft_once_call on the same o
+ * (it would wait for itself). */
+WEFT_EXTERN int weft_once_call(weft_once *o, void (*fn)(void *), void *arg);
+/** weft_once_done tells whether o's function has run (returned). False
+ * for NULL. */
+WEFT_EXTERN bool weft_once_done(const weft_once *o);
+
+/** weft_latch_init prepares a latch that opens after count count-downs
+ * (0: open at once). WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_latch_init(weft_latch *l, size_t count);
+/** weft_latch_count_down lowers the count by n; at zero every waiter is
+ * woken and later waits return at once. Never waits. WEFT_EINVAL for NULL
+ * or an n larger than the count (nothing changes then). */
+WEFT_EXTERN int weft_latch_count_down(weft_latch *l, size_t n);
+/** weft_latch_wait waits until the count is zero (a kernel thread sleeps,
+ * a fiber parks). 0, or WEFT_EINVAL for NULL. */
+WEFT_EXTERN int weft_latch_wait(weft_latch *l);
+/** weft_latch_wait_until is weft_latch_wait with a deadline (as in
+ * weft_mutex_lock_until): WEFT_ETIMEDOUT when the count is not zero by
+ * deadline_ns. */
+WEFT_EXTERN int weft_latch_wait_until(weft_latch *l, int64_t deadline_ns);
+/** weft_latch_try_wait: 0 when the count is zero, WEFT_EBUSY otherwise;
+ * never waits. */
+WEFT_EXTERN int weft_latch_try_wait(const weft_latch *l);
+/** weft_latch_arrive_and_wait is weft_latch_count_down(l, n) then
+ * weft_latch_wait(l). */
+WEFT_EXTERN int weft_latch_arrive_and_wait(weft_latch *l, size_t n);
+
+/** What a weft_chan_case does: send *elem, or receive into *elem. */
+typedef enum weft_chan_op {
+	WEFT_CHAN_SEND = 1, /**< send the element at elem */
+	WEFT_CHAN_RECV = 2, /**< receive an element into elem */
+} weft_chan_op;
+
+/** One case of weft_chan_select: an operation on a channel. */
+typedef struct weft_chan_case {
+	weft_chan *ch;   /**< the channel (each at most once per select) */
+	weft_chan_op op; /**< WEFT_CHAN_SEND or WEFT_CHAN_RECV */
+	void *elem;      /**< the element to send, or where to receive one */
+	int result;      /**< out: 0, or WEFT_ECLOSED for the case chosen */
+} weft_chan_case;
+
+/** weft_chan_select performs exactly one of the n cases, whichever can go
+ * first, as Go's select: it returns the index of the case done, whose
+ * result is 0 when an element moved, or WEFT_ECLOSED when its channel is
+ * closed (a closed channel is ready: for a receive, once its buffer is
+ * empty; for a send, at once, and nothing is sent). When several cases are
+ * ready, the one done is chosen at random (the search starts at a random
+ * case), so no ready case is starved. When none is ready, the caller waits
+ * (a kernel thread sleeps, a fiber parks) until one is, or until
+ * deadline_ns (CLOCK_MONOTONIC, as weft_clock_ns() reads it; INT64_MAX
+ * waits for ever, 0 or any past time only polls): then WEFT_ETIMEDOUT,
+ * with nothing sent or received. WEFT_EINVAL for a NULL cases with n > 0,
+ * n 0 with no deadline, n above 64, a case with a NULL channel or element,
+ * an unknown op, or a channel named in two cases. */
+WEFT_EXTERN int weft_chan_select(weft_chan_case *cases, size_t n, int64_t deadline_ns);
 
 #ifdef __cplusplus
 }

@@ -48,7 +48,10 @@
  * - task.h: weft_task, weft_group, weft_wait, weft_wait_until,
  *   weft_cancel;
  * - parallel.h: weft_fork_join, weft_parallel_for, weft_parallel_reduce;
- * - sync.h: weft_mutex, weft_cond, weft_sem, weft_barrier, weft_chan;
+ * - sync.h: weft_mutex, weft_cond, weft_sem, weft_barrier, weft_chan,
+ *   weft_chan_select, weft_rwlock, weft_once, weft_latch;
+ * - periodic.h: weft_post_every (a task run every period);
+ * - local.h: task-local storage (weft_tls_key_create, weft_tls_get);
  * - blocking.h: weft_yield, weft_sleep_ns, weft_wait_fd, weft_blocking;
  * - config.h: weft_config and the enums behind WEFT_MODEL, WEFT_POLICY,
  *   WEFT_PIN, WEFT_PREEMPT;
@@ -73,8 +76,10 @@
 #include "config.h"
 #include "error.h"
 #include "export.h"
+#include "local.h"
 #include "log.h"
 #include "parallel.h"
+#include "periodic.h"
 #include "runtime.h"
 #include "stats.h"
 #include "sync.h"

@@ -2063,3 +2063,4 @@ inline int worker_index() noexcept
 } // namespace weft
 
 #endif
+#include "cpp/prims.hpp" /* shared_mutex, latch, call_once, select, task_local, periodic */

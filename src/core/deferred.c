@@ -254,7 +254,8 @@ int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns)
 	 * after the heap was emptied would be held until its deadline, and
 	 * destroy with it. Seen here, under the lock, either the heap is
 	 * emptied after this task is in it, or this post is refused. */
-	if (atomic_load(&rt->cancelling)) {
+	if (atomic_load(&rt->cancelling) ||
+	    (t->fn_ == weft__periodic_run && atomic_load(&rt->closing))) {
 		pthread_mutex_unlock(&d->lock);
 		return WEFT_ESHUTDOWN;
 	}
@@ -327,6 +328,29 @@ void weft__deferred_cancel_all(weft_rt *rt)
 		pthread_mutex_unlock(&d->lock);
 		cancel_held(rt, t);
 		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Destroy: the held runs of periodic tasks end now (closing is set, so
+ * no more are held after this; core/periodic.c). */
+void weft__deferred_cancel_periodic(weft_rt *rt)
+{
+	weft__delays *d = atomic_load(&rt->delays);
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < d->len;) {
+		weft_task *t = d->heap[i].t;
+		if (t->fn_ != weft__periodic_run) {
+			i++;
+			continue;
+		}
+		remove_at(d, i); /* what moved into i is looked at next */
+		pthread_mutex_unlock(&d->lock);
+		cancel_held(rt, t);
+		pthread_mutex_lock(&d->lock);
+		i = 0;
 	}
 	pthread_mutex_unlock(&d->lock);
 }

@@ -358,7 +358,10 @@ typedef struct weft__thread_ctx {
 	weft_rt *rt;     /* runtime whose worker this thread is, or NULL */
 	int index;       /* worker index, -1 outside workers */
 	weft_task *task; /* task running now, or NULL */
-	void *fiber;     /* the running weft__fiber under a fiber model, or NULL */
+	/* The running task's task-local values (core/local.c), or the
+	 * thread's own outside tasks; saved and restored with task. */
+	struct weft__locals *locals;
+	void *fiber; /* the running weft__fiber under a fiber model, or NULL */
 	/* Non-zero while weft is in a critical section a preemption tick
 	 * must not interrupt (src/fiber/preempt.h); a plain int because only
 	 * this thread and its own signal handler touch it. */
@@ -398,6 +401,11 @@ static inline int weft__slot_of(const weft_rt *rt, int shared)
  * task belongs to its owner again and must not be touched. */
 bool weft__run_task(weft_rt *rt, weft_task *t);
 
+/* Task-local values (core/local.c): destroys the running task's table
+ * (weft__tls.locals: its destructors run with it still current, and may
+ * set values again) once its function returned, and clears it. */
+void weft__locals_end(void);
+
 /* Publishes t's end (WEFT_TASK_DONE or WEFT_TASK_CANCELLED) to its waiters
  * and group; after it t belongs to its owner again. */
 void weft__task_finish(weft_task *t, weft_task_state end);
@@ -425,6 +433,14 @@ static inline bool weft__group_cancelled(const weft_group *g)
  * finished. 0, or WEFT_ENOMEM / WEFT_EAGAIN (nothing held). */
 int weft__defer_until(weft_rt *rt, weft_task *t, int64_t deadline_ns);
 int weft__defer_after(weft_rt *rt, weft_task *t, weft_task *const *after, size_t n);
+/* The function of a weft_post_every run (core/periodic.c): the delay heap
+ * knows periodic runs by it. Destroy cancels the held ones, and once the
+ * runtime is closing the heap refuses to hold more (WEFT_ESHUTDOWN). */
+void weft__periodic_run(void *arg);
+/* Whether t is queued or running, telling a task from leftover bytes by
+ * its in-flight signature (as weft_task_init does). */
+bool weft__task_posted_unfinished(const weft_task *t);
+void weft__deferred_cancel_periodic(weft_rt *rt);
 /* weft_cancel of a task held until a time (DELAYED): ends it now. */
 void weft__deferred_cancel(weft_task *t);
 /* Destroy: cancels every delayed task; waits until none is held; stops

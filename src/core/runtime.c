@@ -284,6 +284,7 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	 * that run meanwhile may defer more, hence the loop. */
 	if (mode == WEFT_DESTROY_CANCEL)
 		weft__deferred_cancel_all(rt);
+	weft__deferred_cancel_periodic(rt); /* they would never end */
 	weft__external_drain(&rt->done);
 	wait_quiet(rt);
 	rt->model->stop(rt);
@@ -484,7 +485,12 @@ static int post_deferred(weft_rt *rt, weft_group *g, weft_task *t, int64_t deadl
 		rc = after ? weft__defer_after(rt, t, after, n)
 		           : weft__defer_until(rt, t, deadline);
 		if (rc) {
-			atomic_fetch_sub(&rt->deferred, 1);
+			/* As deferred.c's own decrements: destroy may be asleep in
+			 * weft__deferred_wait on this very count (a periodic run
+			 * refused while closing), and a last decrement that does not
+			 * wake it leaves destroy asleep for ever. */
+			if (atomic_fetch_sub(&rt->deferred, 1) == 1)
+				weft__futex_wake((_Atomic uint32_t *)&rt->deferred, INT_MAX);
 			if (g)
 				atomic_fetch_sub((_Atomic uint32_t *)&g->pending_, WEFT__GROUP_ONE);
 			t->group_ = NULL;

@@ -64,6 +64,11 @@ int weft_task_init(weft_task *t, weft_fn fn, void *arg)
 	return 0;
 }
 
+bool weft__task_posted_unfinished(const weft_task *t)
+{
+	return posted_and_unfinished(t);
+}
+
 static bool in_flight(const weft_task *t)
 {
 	uint32_t st = atomic_load(state_word(t)) & WEFT__STATE_MASK;
@@ -292,9 +297,14 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 		weft__trace(rt, WEFT__TRACE_BEGIN, t, true);
 	WEFT__PROBE2(task__start, t, weft__tls.index);
 	weft_task *outer = weft__tls.task;
+	struct weft__locals *outer_locals = weft__tls.locals;
 	weft__tls.task = t;
+	weft__tls.locals = NULL;
 	t->fn_(t->arg_);
+	if (weft__tls.locals)
+		weft__locals_end(); /* still t's: destructors see it */
 	weft__tls.task = outer;
+	weft__tls.locals = outer_locals;
 	if (segment)
 		weft__trace(rt, WEFT__TRACE_END, NULL, false);
 	WEFT__PROBE2(task__end, t, weft__tls.index);

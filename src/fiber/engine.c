@@ -197,6 +197,7 @@ static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
 	 * freed), and run_task would restore it when t ends, where a tick
 	 * would charge it. */
 	weft__tls.task = NULL;
+	weft__tls.locals = NULL;
 	weft__tls.nopreempt = 0;
 	weft__tls.mutexes_held = 0;
 	run_on(w, f, t);
@@ -337,6 +338,7 @@ static void loop_entry(void *arg)
 static void switch_away(weft__fworker *w, weft__fiber *f)
 {
 	weft_task *task = weft__tls.task;
+	struct weft__locals *locals = weft__tls.locals;
 	int nopreempt = weft__tls.nopreempt, mutexes_held = weft__tls.mutexes_held;
 	trace(w, WEFT__TRACE_END, NULL, false);
 	weft_task *next = pick(w);
@@ -357,6 +359,7 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 	weft__tls.mutexes_held = mutexes_held;
 	weft__tls.nopreempt = nopreempt;
 	weft__tls.task = task;
+	weft__tls.locals = locals;
 }
 
 /* ------------------------------------------------------------ blocking */

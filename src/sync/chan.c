@@ -3,10 +3,14 @@
  * ring is full, receivers while it is empty), recorded in state. A sender
  * that finds a waiting receiver copies straight into the receiver's buffer,
  * and a receiver that frees a slot moves the first waiting sender's element
- * into the ring, so every hand-off is in arrival order. */
+ * into the ring, so every hand-off is in arrival order. A select
+ * (select.c) queues one waiter per case on each of its channels; the first
+ * channel to pop one of them claims the select, and the others skip theirs
+ * when they reach them. */
 #include <string.h>
 
 #include "core/internal.h"
+#include "sync/chan.h"
 #include "sync/waiter.h"
 
 enum { NOBODY, SENDERS, RECEIVERS };
@@ -28,15 +32,18 @@ static unsigned char *slot(weft_chan *ch, size_t i)
 	return ch->buf_ + ((ch->head_index_ + i) % ch->capacity_) * ch->elem_size_;
 }
 
-/* Pops the first waiter if it is of the given kind. Caller holds the lock. */
+/* Pops the first waiter if it is of the given kind, skipping cases of a
+ * select that another case already won. Caller holds the lock. */
 static weft__waiter *pop_kind(weft__sync *s, uint32_t kind)
 {
-	if (s->state != kind)
-		return NULL;
-	weft__waiter *w = weft__sync_pop(s);
-	if (!s->head)
-		s->state = NOBODY;
-	return w;
+	while (s->state == kind) {
+		weft__waiter *w = weft__sync_pop(s);
+		if (!s->head)
+			s->state = NOBODY;
+		if (w && (!w->sel || weft__select_claim(w)))
+			return w;
+	}
+	return NULL;
 }
 
 #define NO_DEADLINE INT64_MAX
@@ -84,31 +91,37 @@ static int send_until(weft_chan *ch, const void *elem, int64_t deadline)
 		return WEFT_EINVAL;
 	weft__sync *s = WEFT__SYNC(ch);
 	weft__lock_acquire(&s->lock);
-	if (ch->closed_) {
-		weft__lock_release(&s->lock);
+	weft__waiter *r = NULL;
+	int rc = weft__chan_try_send(ch, elem, &r);
+	if (rc == WEFT__CHAN_WOULD_WAIT)
+		return wait_as(s, SENDERS, (void *)elem, deadline);
+	weft__lock_release(&s->lock);
+	if (r)
+		weft__waiter_unpark(r);
+	return rc;
+}
+
+int weft__chan_try_send(weft_chan *ch, const void *elem, weft__waiter **wake)
+{
+	weft__sync *s = WEFT__SYNC(ch);
+	if (ch->closed_)
 		return WEFT_ECLOSED;
-	}
 	weft__waiter *r = pop_kind(s, RECEIVERS);
 	if (r) {
 		memcpy(r->data, elem, ch->elem_size_);
-		weft__lock_release(&s->lock);
-		weft__waiter_unpark(r);
+		*wake = r;
 		return 0;
 	}
 	if (ch->count_ < ch->capacity_) {
 		memcpy(slot(ch, ch->count_++), elem, ch->elem_size_);
-		weft__lock_release(&s->lock);
 		return 0;
 	}
-	return wait_as(s, SENDERS, (void *)elem, deadline);
+	return WEFT__CHAN_WOULD_WAIT;
 }
 
-static int recv_until(weft_chan *ch, void *out, int64_t deadline)
+int weft__chan_try_recv(weft_chan *ch, void *out, weft__waiter **wake)
 {
-	if (!ch || !out || ch->elem_size_ == 0)
-		return WEFT_EINVAL;
 	weft__sync *s = WEFT__SYNC(ch);
-	weft__lock_acquire(&s->lock);
 	weft__waiter *w = NULL;
 	if (ch->count_ > 0) {
 		memcpy(out, slot(ch, 0), ch->elem_size_);
@@ -119,15 +132,54 @@ static int recv_until(weft_chan *ch, void *out, int64_t deadline)
 	} else if ((w = pop_kind(s, SENDERS)) != NULL) {
 		memcpy(out, w->data, ch->elem_size_); /* unbuffered: straight across */
 	} else if (ch->closed_) {
-		weft__lock_release(&s->lock);
 		return WEFT_ECLOSED;
 	} else {
-		return wait_as(s, RECEIVERS, out, deadline);
+		return WEFT__CHAN_WOULD_WAIT;
 	}
+	*wake = w;
+	return 0;
+}
+
+void weft__chan_enqueue(weft_chan *ch, bool send, weft__waiter *w)
+{
+	weft__sync *s = WEFT__SYNC(ch);
+	s->state = send ? SENDERS : RECEIVERS;
+	weft__sync_push(s, w);
+}
+
+void weft__chan_dequeue(weft_chan *ch, weft__waiter *w)
+{
+	weft__sync *s = WEFT__SYNC(ch);
+	weft__waiter *prev = NULL;
+	for (weft__waiter *x = s->head; x; prev = x, x = x->next) {
+		if (x != w)
+			continue;
+		if (prev)
+			prev->next = w->next;
+		else
+			s->head = w->next;
+		if (s->tail == w)
+			s->tail = prev;
+		break;
+	}
+	if (!s->head)
+		s->state = NOBODY;
+}
+
+static int recv_until(weft_chan *ch, void *out, int64_t deadline)
+{
+	if (!ch || !out || ch->elem_size_ == 0)
+		return WEFT_EINVAL;
+	weft__sync *s = WEFT__SYNC(ch);
+	weft__lock_acquire(&s->lock);
+	weft__waiter *w = NULL;
+	int rc = weft__chan_try_recv(ch, out, &w);
+	if (rc == WEFT__CHAN_WOULD_WAIT)
+		return wait_as(s, RECEIVERS, out, deadline);
 	weft__lock_release(&s->lock);
 	if (w)
 		weft__waiter_unpark(w);
-	return 0;
+	return rc;
 }
 
 int weft_chan_close(weft_chan *ch)
@@ -141,10 +193,17 @@ int weft_chan_close(weft_chan *ch)
 		return WEFT_ECLOSED;
 	}
 	ch->closed_ = 1;
-	weft__waiter *list = weft__sync_take_all(s);
+	weft__waiter *all = weft__sync_take_all(s), *list = NULL, **tail = &list;
 	s->state = NOBODY;
-	for (weft__waiter *w = list; w; w = w->next)
+	for (weft__waiter *w = all, *next; w; w = next) {
+		next = w->next;
+		if (w->sel && !weft__select_claim(w))
+			continue; /* its select went another way */
 		w->result = WEFT_ECLOSED;
+		w->next = NULL;
+		*tail = w;
+		tail = &w->next;
+	}
 	weft__lock_release(&s->lock);
 	weft__sync_unpark_list(list);
 	return 0;

@@ -169,11 +169,23 @@ static int give_up_woken(weft__sync *s)
 	return take ? 0 : WEFT_ETIMEDOUT;
 }
 
+/* The spins a caller starts with (counting up to LOCK_SPINS). A fiber
+ * whose runtime has one worker does not spin: the holder cannot run
+ * meanwhile. With several workers the holder is likely running on another
+ * one, and a park and unpark cost microseconds against the holder's tens
+ * of nanoseconds: spin as a kernel thread does. */
+static int spins_done(void)
+{
+	if (!weft__tls.fiber)
+		return 0;
+	weft_rt *rt = weft__tls.rt;
+	return rt && rt->cfg.workers > 1 ? 0 : LOCK_SPINS;
+}
+
 static int lock_slow(weft__sync *s, uint32_t old, int64_t deadline)
 {
 	_Atomic uint32_t *st = word(s);
-	/* A fiber does not spin: on its worker the holder cannot run meanwhile. */
-	int spins = weft__tls.fiber ? LOCK_SPINS : 0;
+	int spins = spins_done();
 	int64_t since = 0; /* when we first queued */
 	bool awoke = false, starving = false;
 	for (;;) {
@@ -200,7 +212,7 @@ static int lock_slow(weft__sync *s, uint32_t old, int64_t deadline)
 			if (timed_out)
 				return WEFT_ETIMEDOUT;
 			starving = starving || weft__now_ns() - since > STARVE_NS;
-			spins = weft__tls.fiber ? LOCK_SPINS : 0;
+			spins = spins_done();
 		}
 		old = atomic_load_explicit(st, memory_order_relaxed);
 	}

@@ -25,6 +25,10 @@ typedef struct weft__waiter {
 	/* Not a waiter but a continuation (core/deferred.c): called by
 	 * weft__waiter_unpark instead of waking anything. */
 	void (*notify)(struct weft__waiter *w);
+	/* A case of weft_chan_select (sync/select.c), or NULL: whoever pops it
+	 * from a channel's queue claims it first (weft__select_claim) and
+	 * skips it when another case of its select went first. */
+	struct weft__selector *sel;
 } weft__waiter;
 
 static inline void weft__waiter_init(weft__waiter *w, void *data)
@@ -35,6 +39,7 @@ static inline void weft__waiter_init(weft__waiter *w, void *data)
 	w->data = data;
 	w->fiber = weft__tls.fiber;
 	w->notify = NULL;
+	w->sel = NULL;
 }
 
 /* Blocks until weft__waiter_unpark(w); then w->result and whatever the

@@ -1,0 +1,3 @@
+module weft/bench/go-rwlock
+
+go 1.21
