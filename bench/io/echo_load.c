@@ -11,7 +11,7 @@
  *
  * Output: one machine-readable line (run.sh parses it)
  *
- *   echo_load: conns=100 size=64 seconds=2.000 requests=512345 rps=256172.5 p50_us=380.1 p99_us=612.0
+ *   echo_load: conns=100 size=64 seconds=2.000 requests=512345 rps=256172.5 p50_us=380.1 p99_us=612.0 total=640000 server_cpu_us=3.712
  *
  * and one for people. Exit status: 0; 1 when a connection failed or an echo
  * came back wrong; 2 on a usage error; 3 when the descriptor limit
@@ -88,6 +88,29 @@ static void record(int64_t ns)
 		}
 	}
 	lat[nlat++] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+}
+
+/* utime + stime of process pid, in clock ticks (all its threads), or -1. */
+static long long proc_cpu_ticks(long pid)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t len = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[len] = '\0';
+	char *p = strrchr(line, ')'); /* the command may hold spaces and ')' */
+	long long ut = -1, st = -1;
+	for (int field = 2; p && field <= 15; field++) {
+		if (field == 14)
+			ut = strtoll(p, NULL, 10);
+		if (field == 15)
+			st = strtoll(p, NULL, 10);
+		p = strchr(p + 1, ' ');
+	}
+	return ut < 0 || st < 0 ? -1 : ut + st;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -168,8 +191,11 @@ static const char usage[] =
         "  --warmup SECONDS   echoes before the window, not counted (default 0.5)\n"
         "  --seconds SECONDS  the timed window (default 2)\n"
         "  --cpu K            pin this process to CPU K\n"
+        "  --server-pid PID   also measure that process's CPU time (utime + stime, all\n"
+        "                     threads) over the window: server_cpu_us per request\n"
         "Prints 'echo_load: conns=.. size=.. seconds=.. requests=.. rps=.. p50_us=.. "
-        "p99_us=..'\n"
+        "p99_us=..\n"
+        "total=..' (total: echoes since the first send, warm-up included)\n"
         "and a line for people. Exit 3: the descriptor limit is too low for N.\n";
 
 static bool parse_seconds(const char *s, double *out)
@@ -191,16 +217,17 @@ int main(int argc, char **argv)
 	                                     {"warmup", required_argument, NULL, 'w'},
 	                                     {"seconds", required_argument, NULL, 't'},
 	                                     {"cpu", required_argument, NULL, 'k'},
+	                                     {"server-pid", required_argument, NULL, 'P'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
 	                                     {NULL, 0, NULL, 0}};
-	unsigned long long port = 0, nconn = 100, size = 64, cpu = 0;
+	unsigned long long port = 0, nconn = 100, size = 64, cpu = 0, spid = 0;
 	double warmup = 0.5, seconds = 2;
 	bool pin = false;
 	int c;
 	cli_check_stdout_at_exit("echo_load");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:c:s:w:t:k:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:c:s:w:t:k:P:h", opts, NULL)) != -1) {
 		bool ok = true;
 		const char *what = NULL;
 		switch (c) {
@@ -228,6 +255,11 @@ int main(int argc, char **argv)
 			what = "cpu";
 			ok = cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &cpu);
 			pin = true;
+			break;
+		case 'P':
+			what = "server-pid";
+			ok = cli_parse_u64(optarg, 1, INT32_MAX, &spid) &&
+			     proc_cpu_ticks((long)spid) >= 0;
 			break;
 		default:
 			return bench_help_version_or_error("echo_load", c, argv, opts, usage);
@@ -301,7 +333,8 @@ int main(int argc, char **argv)
 	int64_t t0 = now_ns();
 	int64_t win_start = t0 + (int64_t)(warmup * 1e9);
 	int64_t win_end = win_start + (int64_t)(seconds * 1e9);
-	uint64_t requests = 0;
+	uint64_t requests = 0, total = 0;
+	long long cpu0 = -1;
 	int64_t now = t0;
 	while (now < win_end) {
 		int n = epoll_wait(ep, evs, EVENTS, 100);
@@ -341,6 +374,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			now = now_ns();
+			total++;
 			if (now >= win_start && now < win_end) {
 				requests++;
 				record(now - k->start_ns);
@@ -354,6 +388,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		now = now_ns();
+		if (spid && cpu0 < 0 && now >= win_start)
+			cpu0 = proc_cpu_ticks((long)spid);
+	}
+	double server_us = -1;
+	if (spid) {
+		long long cpu1 = proc_cpu_ticks((long)spid);
+		if (cpu0 >= 0 && cpu1 >= 0 && requests)
+			server_us = (double)(cpu1 - cpu0) * 1e6 / (double)sysconf(_SC_CLK_TCK) /
+			            (double)requests;
 	}
 
 	double p50 = 0, p99 = 0;
@@ -364,13 +407,22 @@ int main(int argc, char **argv)
 	}
 	double rps = (double)requests / seconds;
 	printf("echo_load: conns=%llu size=%llu seconds=%.3f requests=%llu rps=%.1f p50_us=%.1f "
-	       "p99_us=%.1f\n",
-	       nconn, size, seconds, (unsigned long long)requests, rps, p50, p99);
+	       "p99_us=%.1f total=%llu",
+	       nconn, size, seconds, (unsigned long long)requests, rps, p50, p99,
+	       (unsigned long long)total);
+	if (spid)
+		printf(" server_cpu_us=%.3f", server_us);
+	printf("\n");
 	printf("%llu connections x %llu bytes: %.0f requests/s, p50 %.1f us, p99 %.1f us "
 	       "(%llu echoes in %.2f s)\n",
 	       nconn, size, rps, p50, p99, (unsigned long long)requests, seconds);
-	for (unsigned long long i = 0; i < nconn; i++)
+	/* Reset, not closed: a closed connection would wait out TIME_WAIT here,
+	 * and runs of 10,000 connections would soon use up the ephemeral ports. */
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	for (unsigned long long i = 0; i < nconn; i++) {
+		(void)setsockopt(conns[i].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		close(conns[i].fd);
+	}
 	close(ep);
 	free(conns);
 	free(rxbuf);
