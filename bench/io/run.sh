@@ -86,6 +86,8 @@ done
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --reps needs a positive integer" >&2; exit 2; }
 [[ $conns =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ && $sizes =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
 	{ echo "run.sh: --conns and --sizes need positive integers, commas between" >&2; exit 2; }
+[[ -d $build ]] || { echo "run.sh: error: no build directory $build" >&2; exit 1; }
+build=$(cd "$build" && pwd)
 dir=$build/bench/io
 load=$dir/echo_load
 [[ -x $load && -x $dir/echo_epoll && -x $dir/echo_weft_waitfd ]] ||
@@ -111,7 +113,7 @@ if ((runtimes)); then
 	if [[ -z $gobin ]]; then
 		echo "run.sh: Go skipped: no go toolchain" >&2
 	elif (cd "$here/go" && GOTOOLCHAIN=local GOFLAGS= "$gobin" build -trimpath \
-		-ldflags "-X main.weftVersion=$weft_version" -o "$(cd "$dir" && pwd)/echo-go" .) \
+		-ldflags "-X main.weftVersion=$weft_version" -o "$dir/echo-go" .) \
 		>"$dir/go-build.log" 2>&1; then
 		have_go=1
 		go_version=$(GOTOOLCHAIN=local "$gobin" version | cut -d' ' -f3)
