@@ -50,8 +50,11 @@
 # system calls per request, from a separate 1 s run with the server's
 # system calls counted by `perf stat -e raw_syscalls:sys_enter -p PID` (or,
 # where perf cannot, `strace -c -f -p PID`; the header says which),
-# divided by every echo of that run (the connections' accepts and closes
-# fall in too: at 10,000 connections they add about 0.05 per echo).
+# divided by every echo of that run. The connections' set-up and
+# tear-down (accept, fcntl, setsockopt, epoll_ctl, close: 4-6 calls each)
+# fall in too: nothing at 1 and 100 connections, ~0.2 per echo at 1,000,
+# but at 10,000 connections with only ~10-20k echoes in the 1 s run they
+# add 3-5 per echo, so that column means little there.
 # When RLIMIT_NOFILE stops echo_load from opening N connections, that
 # point is skipped with a note. Exit status: 0; 1 when a server or the load
 # failed ("run.sh: error: ..."); 2 on a usage error.
@@ -182,26 +185,35 @@ error() {
 	failed=1
 }
 
-# Start every server on its own port; wait until it accepts.
-base=$((20000 + RANDOM % 20000))
+# Start every server on its own port, below the ephemeral range (32768 and
+# up, where the load's own connections take theirs); wait until it accepts.
+# A port already taken: the next one.
+port=$((20000 + RANDOM % 10000))
 ports=()
 for ((i = 0; i < ${#servers[@]}; i++)); do
 	IFS='|' read -r label cpus envs cmd <<<"${servers[$i]}"
-	port=$((base + i))
-	# shellcheck disable=SC2086 # envs and cmd are word lists
-	env $envs taskset -c "$cpus" $cmd --port "$port" >"$raw.srv$i" 2>&1 &
-	pids+=($!)
-	ports+=("$port")
 	ok=0
-	for ((t = 0; t < 100; t++)); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			ok=1
-			break
-		fi
-		kill -0 "${pids[$i]}" 2>/dev/null || break
-		sleep 0.05
+	for ((try = 0; try < 10 && !ok; try++)); do
+		port=$((port + 1))
+		# shellcheck disable=SC2086 # envs and cmd are word lists
+		env $envs taskset -c "$cpus" $cmd --port "$port" >"$raw.srv$i" 2>&1 &
+		pid=$!
+		for ((t = 0; t < 100; t++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+				# Someone answers: ours, unless ours is about to exit
+				# because another process holds the port.
+				sleep 0.1
+				kill -0 "$pid" 2>/dev/null && ok=1
+				break
+			fi
+			sleep 0.05
+		done
+		((ok)) || { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
 	done
-	((ok)) || { cat "$raw.srv$i" >&2; error "$label did not start on port $port"; exit 1; }
+	((ok)) || { cat "$raw.srv$i" >&2; error "$label did not start (last port $port)"; exit 1; }
+	pids+=("$pid")
+	ports+=("$port")
 done
 
 # One load run: prints "rps p50 p99 cpu_us" or fails (status 3: fd limit).
