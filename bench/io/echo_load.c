@@ -342,7 +342,7 @@ int main(int argc, char **argv)
 	unsigned long long warm = 0;
 	uint64_t requests = 0, total = 0;
 	long long cpu0 = -1;
-	int64_t now = t0;
+	int64_t now = t0, last_echo = t0;
 	while (now < win_end) {
 		int n = epoll_wait(ep, evs, EVENTS, 100);
 		if (n < 0 && errno != EINTR) {
@@ -381,6 +381,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			now = now_ns();
+			last_echo = now;
 			total++;
 			warm += k->seq == 2;
 			if (now >= win_start && now < win_end) {
@@ -396,6 +397,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		now = now_ns();
+		/* A closed loop never stops on its own: no echo for 10 s means a
+		 * server that stopped answering (out of descriptors, hung). */
+		if (now - last_echo > 10 * (int64_t)1000000000) {
+			fprintf(stderr,
+			        "echo_load: no echo for 10 s on %llu connections: the server "
+			        "stopped answering\n",
+			        nconn);
+			return 1;
+		}
 		if (win_start == INT64_MAX && now >= warm_until &&
 		    (warm == nconn || now >= warm_until + 60 * (int64_t)1000000000)) {
 			if (warm < nconn)
