@@ -30,7 +30,8 @@
 #
 # Servers (label: program, placement). "pinned" is taskset -c 0; the load
 # runs on CPU 1 (echo_load --cpu 1). Two-worker servers get both CPUs
-# (taskset -c 0,1), sharing CPU 1 with the load: this machine has 2.
+# (taskset -c 0,1), sharing CPU 1 with the load: this machine has 2. (0
+# and 1 stand for the first two CPUs run.sh may use; with one, all on it.)
 #   echo_epoll            echo_epoll: one thread, edge-triggered epoll   pinned
 #   weft_waitfd fibers    echo_weft_waitfd, WEFT_MODEL=fibers            pinned
 #   weft_waitfd mn w1     echo_weft_waitfd, WEFT_MODEL=mn WEFT_WORKERS=1 pinned
@@ -100,12 +101,21 @@ for v in $(compgen -e | grep '^WEFT_' || true); do
 	unset "$v"
 done
 
-# CPUs: server on 0, load on 1. One CPU: both on 0, said in the header.
+# CPUs: the server on the first CPU this process may use, the load on the
+# second (CPUs 0 and 1 on this machine). One CPU: both on it, said in the
+# header.
+cpus=()
+IFS=, read -ra ranges <<<"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
+for r in "${ranges[@]}"; do
+	for ((c = ${r%-*}; c <= ${r#*-} && ${#cpus[@]} < 2; c++)); do
+		cpus+=("$c")
+	done
+done
+((${#cpus[@]})) || cpus=(0)
 ncpu=$(nproc)
-scpu=0 lcpu=1 both=0,1
-if ((ncpu < 2)); then
-	lcpu=0 both=0
-fi
+scpu=${cpus[0]} lcpu=${cpus[1]:-${cpus[0]}}
+both=$scpu
+[[ $lcpu != "$scpu" ]] && both=$scpu,$lcpu
 
 # ---- The peers: built here, each skipped with a message.
 weft_version=$(cli_weft_version "$here/../..")
