@@ -185,7 +185,7 @@ static int connect_one(int port)
 
 static const char usage[] =
         "usage: echo_load --port N [--connections N] [--size BYTES] [--warmup SECONDS]\n"
-        "                 [--seconds SECONDS] [--cpu K] [--server-pid PID]\n"
+        "                 [--seconds SECONDS] [--cpu K] [--server-pid PID] [--perf-ctl FIFO]\n"
         "  --port N           the echo server's port on 127.0.0.1\n"
         "  --connections N    connections, one message in flight on each (default 100)\n"
         "  --size BYTES       message size (default 64)\n"
@@ -195,6 +195,8 @@ static const char usage[] =
         "  --cpu K            pin this process to CPU K\n"
         "  --server-pid PID   also measure that process's CPU time (utime + stime, all\n"
         "                     threads) over the window: server_cpu_us per request\n"
+        "  --perf-ctl FIFO    write 'enable' and 'disable' to FIFO when the window opens\n"
+        "                     and closes (perf stat --control fifo:FIFO --delay=-1)\n"
         "Prints 'echo_load: conns=.. size=.. seconds=.. requests=.. rps=.. p50_us=.. "
         "p99_us=..\n"
         "total=..' (total: echoes since the first send, warm-up included)\n"
@@ -220,16 +222,18 @@ int main(int argc, char **argv)
 	                                     {"seconds", required_argument, NULL, 't'},
 	                                     {"cpu", required_argument, NULL, 'k'},
 	                                     {"server-pid", required_argument, NULL, 'P'},
+	                                     {"perf-ctl", required_argument, NULL, 'C'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
 	                                     {NULL, 0, NULL, 0}};
 	unsigned long long port = 0, nconn = 100, size = 64, cpu = 0, spid = 0;
 	double warmup = 0.5, seconds = 2;
 	bool pin = false;
+	const char *perf_ctl = NULL;
 	int c;
 	cli_check_stdout_at_exit("echo_load");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:c:s:w:t:k:P:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:c:s:w:t:k:P:C:h", opts, NULL)) != -1) {
 		bool ok = true;
 		const char *what = NULL;
 		switch (c) {
@@ -257,6 +261,10 @@ int main(int argc, char **argv)
 			what = "cpu";
 			ok = cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &cpu);
 			pin = true;
+			break;
+		case 'C':
+			what = "perf-ctl";
+			perf_ctl = optarg;
 			break;
 		case 'P':
 			what = "server-pid";
@@ -303,6 +311,12 @@ int main(int argc, char **argv)
 		return 3;
 	}
 
+	/* perf stat --control fifo:PATH --delay=-1 waits for "enable". */
+	int ctl = -1;
+	if (perf_ctl && (ctl = open(perf_ctl, O_WRONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "echo_load: cannot open %s: %s\n", perf_ctl, strerror(errno));
+		return 1;
+	}
 	msg_size = size;
 	rxbuf = malloc(msg_size);
 	conn *conns = calloc(nconn, sizeof(*conns));
@@ -418,7 +432,14 @@ int main(int argc, char **argv)
 			win_end = now + (int64_t)(seconds * 1e9);
 			if (spid)
 				cpu0 = proc_cpu_ticks((long)spid);
+			if (ctl >= 0 && write(ctl, "enable\n", 7) != 7)
+				perror("echo_load: perf control");
 		}
+	}
+	if (ctl >= 0) {
+		if (write(ctl, "disable\n", 8) != 8)
+			perror("echo_load: perf control");
+		close(ctl);
 	}
 	double server_us = -1;
 	if (spid) {

@@ -48,14 +48,14 @@
 # Columns: requests/s; p50 and p99 latency of one echo (from its send to
 # the last byte back, at the load); server CPU time per request (utime +
 # stime of every server thread, /proc/PID/stat, over the timed window); and
-# system calls per request, from a separate 1 s run with the server's
-# system calls counted by `perf stat -e raw_syscalls:sys_enter -p PID` (or,
-# where perf cannot, `strace -c -f -p PID`; the header says which),
-# divided by every echo of that run. The connections' set-up and
-# tear-down (accept, fcntl, setsockopt, epoll_ctl, close: 4-6 calls each)
-# fall in too: nothing at 1 and 100 connections, ~0.2 per echo at 1,000,
-# but at 10,000 connections with only ~10-20k echoes in the 1 s run they
-# add 3-5 per echo, so that column means little there.
+# system calls per request, from a separate run with a 1 s window: the
+# server's system calls counted by `perf stat -e raw_syscalls:sys_enter -p
+# PID` while the load's window is open (echo_load --perf-ctl), divided by
+# the echoes of the window; where perf cannot, `strace -c -f -p PID` over
+# the whole run (the header says which), divided by every echo of the run,
+# so that connection set-up and tear-down (accept, fcntl, setsockopt,
+# epoll_ctl, close: 4-6 calls each) fall in too: little at 100
+# connections, 3-5 per echo at 10,000.
 # When RLIMIT_NOFILE stops echo_load from opening N connections, that
 # point is skipped with a note. Exit status: 0; 1 when a server or the load
 # failed ("run.sh: error: ..."); 2 on a usage error.
@@ -226,11 +226,12 @@ for ((i = 0; i < ${#servers[@]}; i++)); do
 	ports+=("$port")
 done
 
-# One load run: prints "rps p50 p99 cpu_us" or fails (status 3: fd limit).
-run_load() { # index conns size seconds warmup
+# One load run: prints "rps p50 p99 cpu_us total" or fails (status 3: fd
+# limit). Further arguments go to echo_load.
+run_load() { # index conns size seconds warmup [echo_load arguments]
 	local out rc
 	out=$("$load" --port "${ports[$1]}" --connections "$2" --size "$3" --seconds "$4" \
-		--warmup "$5" --cpu "$lcpu" --server-pid "${pids[$1]}" 2>"$raw.err")
+		--warmup "$5" --cpu "$lcpu" --server-pid "${pids[$1]}" "${@:6}" 2>"$raw.err")
 	rc=$?
 	if ((rc != 0)); then
 		cat "$raw.err" >&2
@@ -242,7 +243,8 @@ run_load() { # index conns size seconds warmup
 # System calls of the server over one load run: "syscalls per echo".
 sc_tool=none
 if ((syscalls)); then
-	if perf stat -e raw_syscalls:sys_enter -x, -o /dev/null true >/dev/null 2>&1; then
+	if perf stat -e raw_syscalls:sys_enter -x, -o /dev/null --control fifo:/dev/null \
+		--delay=-1 true >/dev/null 2>&1; then
 		sc_tool=perf
 	elif command -v strace >/dev/null 2>&1; then
 		sc_tool=strace
@@ -254,16 +256,25 @@ fi
 count_syscalls() { # index conns size
 	local tp n total out
 	if [[ $sc_tool == perf ]]; then
-		perf stat -e raw_syscalls:sys_enter -x, -o "$raw.sc" -p "${pids[$1]}" >/dev/null 2>&1 &
+		# Counting only while echo_load's window is open: perf starts
+		# disabled, echo_load writes enable and disable to the FIFO.
+		rm -f "$raw.ctl" && mkfifo "$raw.ctl" || return 1
+		perf stat -e raw_syscalls:sys_enter -x, -o "$raw.sc" --control "fifo:$raw.ctl" \
+			--delay=-1 -p "${pids[$1]}" >/dev/null 2>&1 &
+		tp=$!
+		sleep 0.3 # attached
+		out=$(run_load "$1" "$2" "$3" 1 "$warmup" --perf-ctl "$raw.ctl") ||
+			{ kill -INT "$tp"; wait "$tp"; return 1; }
+		total=$(awk '{ printf "%d", $1 }' <<<"$out") # requests in the 1 s window
 	else
 		strace -c -f -o "$raw.sc" -p "${pids[$1]}" >/dev/null 2>&1 &
+		tp=$!
+		sleep 0.3 # attached
+		out=$(run_load "$1" "$2" "$3" 1 0) || { kill -INT "$tp"; wait "$tp"; return 1; }
+		total=${out##* } # every echo of the run
 	fi
-	tp=$!
-	sleep 0.3 # attached
-	out=$(run_load "$1" "$2" "$3" 1 0) || { kill -INT "$tp"; wait "$tp"; return 1; }
 	kill -INT "$tp" 2>/dev/null
 	wait "$tp" 2>/dev/null
-	total=${out##* }
 	if [[ $sc_tool == perf ]]; then
 		n=$(awk -F, '/raw_syscalls:sys_enter/ { print $1 }' "$raw.sc")
 	else
