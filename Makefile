@@ -17,7 +17,8 @@
 #                 rules (cpack): build/release/packages/*.deb
 #   make deps     install the packages weft needs (scripts/install-deps)
 #   make bench    build release, run the benchmarks in BENCHES, then weft
-#                 against TBB, OpenMP, Boost.Fiber, GLib, libuv (bench/peers)
+#                 against TBB, OpenMP, Boost.Fiber, GLib, libuv (bench/peers),
+#                 then echo servers against Go, Tokio and epoll (bench/io)
 #   make format   clang-format every C file in place
 #   make clean    remove build/
 #
@@ -35,7 +36,7 @@
 JOBS         ?= 2
 TEST_PRESETS ?= release asan tsan aarch64
 BUILD        ?= build/release
-BENCHES      ?= post_throughput fiber_switch fork_join
+BENCHES      ?= post_throughput fiber_switch fork_join chan_pipeline
 
 .PHONY: all demo test bench docs docs-check deps format check-format clean install package
 
@@ -77,6 +78,10 @@ bench: build-release
 	@if [ -x bench/peers/run.sh ] && [ -d $(BUILD)/bench/peers ]; then \
 		echo "== peers (bench/peers/run.sh)"; \
 		bench/peers/run.sh $(BUILD) || exit 1; \
+	fi
+	@if [ -x bench/io/run.sh ] && [ -x $(BUILD)/bench/io/echo_load ]; then \
+		echo "== I/O: echo servers against Go, Tokio and epoll (bench/io/run.sh)"; \
+		bench/io/run.sh $(BUILD) || exit 1; \
 	fi
 
 format: deps

@@ -1,0 +1,3 @@
+module weft/bench/io/go
+
+go 1.21
