@@ -39,10 +39,26 @@ static struct {
 } app_text[MAX_RANGES];
 static int app_ranges;
 
+/* A statically linked program carries libc (malloc, stdio, ...) in its own
+ * text, where the rule above would count it as the application's: a tick
+ * inside malloc would switch away holding malloc's lock or halfway through
+ * its lists (found by the aarch64 suite, whose tests are static: a double
+ * free in preempt.libc_safe_points). So a static program has no safe point
+ * and is never preempted; weft__ticker_start says so once. */
+static bool program_is_static;
+
 static int collect_main_program(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	(void)data;
+	bool dynamic = false;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dynamic = true;
+	if (!dynamic) {
+		program_is_static = true;
+		return 1;
+	}
 	/* The first object is the main program. */
 	for (int i = 0; i < info->dlpi_phnum && app_ranges < MAX_RANGES; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -184,6 +200,15 @@ int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, voi
 	pthread_once(&install_once, install);
 	if (install_error)
 		return install_error;
+	if (program_is_static) {
+		static atomic_flag said = ATOMIC_FLAG_INIT;
+		if (!atomic_flag_test_and_set(&said))
+			weft__log(WEFT_LOG_WARN,
+			          "weft: timer preemption is off in a statically linked program: "
+			          "libc is part of the program there, and a tick inside malloc "
+			          "or stdio would switch away holding their state\n");
+		return WEFT_ENOTSUP;
+	}
 	tick_ctx = ctx;
 	tick_fn = fn;
 
