@@ -53,6 +53,18 @@ static void place_side(fibers *m)
 		weft__readyq_push(&m->ready, t);
 }
 
+/* Post order between a task's posts waiting on side and a post from
+ * outside: each carries a key in seq_ until it reaches the ready queue (an
+ * outside post 2 * its ticket + 1, a task's post 2 * the outside posts made
+ * before it, as threads does), so the side posts made before the outside
+ * one go to the queue ahead of it. */
+static void place_side_before(fibers *m, uint64_t key)
+{
+	weft_task *t;
+	while (m->side.head && m->side.head->seq_ < key && (t = weft__task_list_pop(&m->side)))
+		weft__readyq_push(&m->ready, t);
+}
+
 static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 {
 	fibers *m = of(w);
@@ -60,6 +72,8 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 		weft__task_list_append(&m->side, t);
 		return;
 	}
+	if (how == WEFT__READY_ARRIVED && !t->fiber_)
+		place_side_before(m, t->seq_); /* a post from outside */
 	if (how == WEFT__READY_YIELDED)
 		place_side(m); /* posted before it yielded: ahead of it */
 	weft__fiber *f = t->fiber_;
@@ -174,9 +188,11 @@ static int fibers_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	fibers *m = rt->model_state;
 	if (from_task) {
+		t->seq_ = 2 * atomic_load_explicit(&rt->done.external_posted, memory_order_relaxed);
 		weft__fworker_post_local(&m->w, t);
 		return 0;
 	}
+	t->seq_ = 2 * t->seq_ + 1; /* its ticket (see place_side_before) */
 	t->fiber_ = NULL;
 	push_task(m, t);
 	return 0;

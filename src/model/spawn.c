@@ -53,9 +53,9 @@ static size_t state_size(int nslots)
 
 static void *task_thread(void *arg);
 
-/* The next queued task by the policy, recent posts included. Caller holds
+/* Moves recent posts into the ready queue, oldest first. Caller holds
  * m->lock. */
-static weft_task *take_next(spawn *m)
+static void merge_recent(spawn *m)
 {
 	weft_task *in_order = NULL;
 	while (m->recent) {
@@ -69,6 +69,13 @@ static weft_task *take_next(spawn *m)
 		weft__readyq_push(&m->ready, in_order);
 		in_order = next;
 	}
+}
+
+/* The next queued task by the policy, recent posts included. Caller holds
+ * m->lock. */
+static weft_task *take_next(spawn *m)
+{
+	merge_recent(m);
 	return weft__readyq_pop(&m->ready);
 }
 
@@ -169,6 +176,9 @@ static int spawn_submit(weft_rt *rt, weft_task *t, bool from_task)
 		t->next_ = m->recent;
 		m->recent = t;
 	} else {
+		/* Tasks' posts waiting on recent were made before this one:
+		 * into the queue first, so that it keeps post order. */
+		merge_recent(m);
 		weft__readyq_push(&m->ready, t);
 	}
 	m->posted++;
