@@ -52,7 +52,8 @@ static void chan_pair(void)
 	long n = WT_SANITIZER ? 2000 : 20000;
 	long buf[4];
 	for (int round = 0; round < 2; round++) {
-		assert_rc(0, weft_chan_init(&chan, sizeof(long), round ? 4 : 0, round ? buf : NULL));
+		assert_rc(0,
+		          weft_chan_init(&chan, sizeof(long), round ? 4 : 0, round ? buf : NULL));
 		chan_sum = 0;
 		weft_task c, p;
 		weft_group g;
@@ -455,13 +456,79 @@ static void post_order_one_worker(void)
 			atomic_store(&b_posted, true);
 			assert_rc(0, weft_wait_all(rt));
 			if (wt_workers(rt) == 1 && order_a > order_b)
-				fail_msg("%s: B, posted after A's post returned, ran first (round %d)",
+				fail_msg("%s: B, posted after A's post returned, ran first (round "
+				         "%d)",
 				         weft_policy_name(cfg.policy), round);
 		}
 		assert_rc(0, weft_rt_destroy(rt));
 	}
 }
 
+/* ------------------------------------------------------------ warning */
+
+static char warned[512];
+static _Atomic int warnings;
+
+static void capture_log(int level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level == WEFT_LOG_WARN && strstr(msg, "likely a deadlock") &&
+	    atomic_fetch_add(&warnings, 1) == 0)
+		snprintf(warned, sizeof(warned), "%s", msg);
+}
+
+static void sem_waiter_timed(void *arg)
+{
+	(void)arg;
+	int rc = weft_sem_wait_until(&sem, weft_clock_ns() + 1500 * 1000000LL);
+	WT_CHECK(rc == 0 || rc == WEFT_ETIMEDOUT);
+	atomic_fetch_add(&released, 1);
+}
+
+static void sem_poster_all(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 64; i++)
+		WT_CHECK_RC(0, weft_sem_post(&sem));
+}
+
+/* What compensation cannot cure is still said, with the reason: with
+ * WEFT_STANDINS=0 every worker waits (here until a deadline 1.5 s away)
+ * for a task still queued, and after a second weft says why no stand-in
+ * runs it. Kernel-thread models only (the fiber models park). */
+static void cannot_cure_warns(void)
+{
+	if (!kernel_threads())
+		WT_SKIP("the fiber models park: nothing to compensate");
+	setenv("WEFT_STANDINS", "0", 1);
+	weft_rt *rt = wt_create_default();
+	unsetenv("WEFT_STANDINS");
+	atomic_store(&warnings, 0);
+	warned[0] = '\0';
+	assert_rc(0, weft_set_log(capture_log, NULL));
+	assert_rc(0, weft_sem_init(&sem, 0));
+	int n = wt_workers(rt);
+	atomic_store(&released, 0);
+	weft_task *t = calloc((size_t)n + 1, sizeof(*t));
+	assert_non_null(t);
+	for (int i = 0; i < n; i++) {
+		assert_rc(0, weft_task_init(&t[i], sem_waiter_timed, NULL));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_task_init(&t[n], sem_poster_all, NULL));
+	assert_rc(0, weft_post(rt, &t[n]));
+	assert_rc(0, weft_wait_all(rt));
+	assert_rc(0, weft_set_log(NULL, NULL));
+	weft_stats s;
+	assert_rc(0, weft_stats_get(rt, &s));
+	assert_int_equal(s.standins, 0);
+	assert_rc(0, weft_rt_destroy(rt));
+	free(t);
+	assert_int_equal(atomic_load(&warnings), 1);
+	if (!strstr(warned, "compensation is off (WEFT_STANDINS=0)"))
+		fail_msg("the warning does not say why: %s", warned);
+}
+
 WT_CASES(WT_CASE(chan_pair), WT_CASE(cond_released_later), WT_CASE(sem_released_later),
          WT_CASE(pipeline_four), WT_CASE(priority_with_standins), WT_CASE(standins_retire),
-         WT_CASE(urgent_from_task), WT_CASE(post_order_one_worker));
+         WT_CASE(urgent_from_task), WT_CASE(post_order_one_worker), WT_CASE(cannot_cure_warns));

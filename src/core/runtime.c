@@ -11,8 +11,8 @@
 #include "core/completion.h"
 #include "core/futex.h"
 #include "core/internal.h"
-#include "core/standin.h"
 #include "core/observe.h"
+#include "core/standin.h"
 #include "core/testing.h"
 #include "obs/probes.h"
 

@@ -241,7 +241,8 @@ static void start(weft_rt *rt, int index)
 	weft__standin_slot *s = NULL;
 	if (atomic_load(&rt->standins_alive) < rt->standin_cap && stuck(rt)) {
 		for (int i = 0; i < WEFT__MAX_STANDINS && !s; i++)
-			if (atomic_load_explicit(&rt->standin[i].state, memory_order_relaxed) == FREE)
+			if (atomic_load_explicit(&rt->standin[i].state, memory_order_relaxed) ==
+			    FREE)
 				s = &rt->standin[i];
 	}
 	if (s) {

@@ -46,7 +46,8 @@ int weft_sleep_ns(int64_t ns)
 		if (left == 0)
 			break;
 		int64_t d = weft__sleep_ticks_next(&ticks, &b, now, left);
-		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000), .tv_nsec = (long)(d % 1000000000)};
+		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000),
+		                      .tv_nsec = (long)(d % 1000000000)};
 		(void)nanosleep(&ts, NULL); /* EINTR: the loop sleeps what is left */
 		now = weft__now_ns();
 	}
@@ -72,7 +73,8 @@ int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 	int rc;
 	for (;;) {
 		int64_t d = weft__sleep_ticks_next(&ticks, &b, now, weft__ns_left(deadline, now));
-		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000), .tv_nsec = (long)(d % 1000000000)};
+		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000),
+		                      .tv_nsec = (long)(d % 1000000000)};
 		struct pollfd p = {.fd = fd, .events = events};
 		/* ppoll: to the nanosecond, where poll's unit is a millisecond */
 		int n = ppoll(&p, 1, d == INT64_MAX ? NULL : &ts, NULL);

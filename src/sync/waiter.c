@@ -104,7 +104,8 @@ bool weft__waiter_park_until(weft__waiter *w, weft__wait_reason why, int64_t dea
 			woken = false;
 			break;
 		}
-		weft__futex_wait(&w->woken, SLEEPING, weft__sleep_ticks_next(&ticks, &b, now, left));
+		weft__futex_wait(&w->woken, SLEEPING,
+		                 weft__sleep_ticks_next(&ticks, &b, now, left));
 	}
 	weft__block_end(&b);
 	return woken;
