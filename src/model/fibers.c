@@ -54,10 +54,8 @@ static void place_side(fibers *m)
 }
 
 /* Post order between a task's posts waiting on side and a post from
- * outside: each carries a key in seq_ until it reaches the ready queue (an
- * outside post 2 * its ticket + 1, a task's post 2 * the outside posts made
- * before it, as threads does), so the side posts made before the outside
- * one go to the queue ahead of it. */
+ * outside: each carries its post key (core/task_list.h), so the side posts
+ * made before the outside one go to the queue ahead of it. */
 static void place_side_before(fibers *m, uint64_t key)
 {
 	weft_task *t;
@@ -188,11 +186,11 @@ static int fibers_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	fibers *m = rt->model_state;
 	if (from_task) {
-		t->seq_ = 2 * atomic_load_explicit(&rt->done.external_posted, memory_order_relaxed);
+		t->seq_ = weft__task_post_key(rt);
 		weft__fworker_post_local(&m->w, t);
 		return 0;
 	}
-	t->seq_ = 2 * t->seq_ + 1; /* its ticket (see place_side_before) */
+	t->seq_ = weft__outside_post_key(t->seq_); /* from its ticket */
 	t->fiber_ = NULL;
 	push_task(m, t);
 	return 0;

@@ -153,6 +153,7 @@
 #include "core/observe.h"
 #include "core/spin.h"
 #include "core/standin.h"
+#include "core/task_list.h"
 #include "obs/probes.h"
 
 #define BATCH_MAX         16
@@ -272,67 +273,11 @@ static bool own_posts_waiting(threads *m)
 	return false;
 }
 
-/* The first ascending run of *list (by seq_), cut off it. */
-static weft_task *take_run(weft_task **list)
-{
-	weft_task *run = *list, *t = run;
-	while (t->next_ && t->next_->seq_ >= t->seq_)
-		t = t->next_;
-	*list = t->next_;
-	t->next_ = NULL;
-	return run;
-}
-
-/* Merges two lists sorted by seq_, a's first among equals. */
-static weft_task *merge(weft_task *a, weft_task *b)
-{
-	weft_task *out = NULL, **p = &out;
-	for (; a && b; p = &(*p)->next_) {
-		if (b->seq_ < a->seq_) {
-			*p = b;
-			b = b->next_;
-		} else {
-			*p = a;
-			a = a->next_;
-		}
-	}
-	*p = a ? a : b;
-	return out;
-}
-
-/* Puts what the inbox held in post order, by the keys threads_submit gave
- * it in seq_ (a stable merge of its ascending runs): an outside post's is
- * odd, after the own posts that were made before it entered, and an own
- * post flushed late comes back before the outside posts that entered after
- * it was made. Usually one run: nothing moves. */
-__attribute__((noinline)) static weft_task *sort_by_key(weft_task *list)
-{
-	for (;;) {
-		weft_task *out = NULL, **tail = &out;
-		int runs = 0;
-		while (list) {
-			weft_task *a = take_run(&list);
-			*tail = merge(a, list ? take_run(&list) : NULL);
-			while (*tail)
-				tail = &(*tail)->next_;
-			runs++;
-		}
-		if (runs <= 1)
-			return out;
-		list = out;
-	}
-}
-
 /* Moves the inbox into the ready queue. Caller holds m->lock. */
 static void drain_inbox(threads *m)
 {
-	weft_task *in_order = weft__inbox_take(&m->inbox);
-	for (weft_task *t = in_order; t && t->next_; t = t->next_) {
-		if (t->next_->seq_ < t->seq_) {
-			in_order = sort_by_key(in_order);
-			break;
-		}
-	}
+	/* In post order by the keys threads_submit gave (core/task_list.h). */
+	weft_task *in_order = weft__tasks_by_post_key(weft__inbox_take(&m->inbox));
 	while (in_order) {
 		weft_task *next = in_order->next_;
 		weft__readyq_push(&m->ready, in_order);
@@ -959,23 +904,11 @@ __attribute__((noinline)) static void post_to_full_stack(threads *m, worker *w, 
 		own_post_made(m, w);
 }
 
-/* The order of posts, kept in seq_ until the task reaches the ready queue
- * (sort_by_key): a post from outside carries its ticket (core's count of
- * outside posts before it), and becomes 2 * ticket + 1; a task's post
- * takes 2 * the count of outside posts so far, so it sorts before every
- * outside post that enters after it returned, and after every one that
- * returned before it was made. One load of a line that only outside
- * posters write. */
-static uint64_t task_post_key(weft_rt *rt)
-{
-	return 2 * atomic_load_explicit(&rt->done.external_posted, memory_order_relaxed);
-}
-
 /* A post by a task run on a stand-in (core/standin.c), which owns no
  * stack of its own: to the shared queue, counted in rt->done. */
 __attribute__((noinline)) static void standin_post(threads *m, weft_task *t)
 {
-	t->seq_ = task_post_key(m->rt);
+	t->seq_ = weft__task_post_key(m->rt);
 	atomic_fetch_add(&m->rt->done.standin_posted, 1);
 	push_and_wake(m, t);
 }
@@ -984,7 +917,7 @@ static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	threads *m = rt->model_state;
 	if (!from_task) {
-		t->seq_ = 2 * t->seq_ + 1; /* its ticket (see task_post_key) */
+		t->seq_ = weft__outside_post_key(t->seq_); /* from its ticket */
 		push_and_wake(m, t);
 		return 0;
 	}
@@ -994,7 +927,7 @@ static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 	}
 	worker *w = &m->workers[weft__tls.index];
 	atomic_store_explicit(&w->posted, w->posted + 1, memory_order_relaxed);
-	t->seq_ = task_post_key(rt);
+	t->seq_ = weft__task_post_key(rt);
 	/* More urgent than its poster, which runs on: to the queue, where
 	 * every worker sees it in the policy's order, not behind the poster
 	 * on its own stack. */
