@@ -62,9 +62,14 @@
  *     about to wait for, and taking it turns a push and a pop on one core
  *     into a hand-off between two (Cilk's work-first rule, kept from the
  *     thief's side). These takes count as steals, with the batches.
- * The stand-in of core/task.c (deep nesting) acts for its worker with the
+ * The deep-nesting stand-in of core/standin.c acts for its worker with the
  * worker's index, so it uses the worker's own stack while the worker waits
  * for it: one owner at a time, ordered by the thread's creation and join.
+ * A compensation stand-in (same file: it runs beside a worker blocked in a
+ * weft wait) owns nothing of the worker whose index it carries: it takes
+ * from the shared queue, posts to it, and counts in rt->done (standin_help,
+ * standin_post); the blocked worker first hands its batch and own posts to
+ * the shared queue (threads_block_begin).
  *
  * When a post wakes a sleeper. A post to the shared queue, a flush, an own
  * post that leaves two or more on the stack (a fan-out: more than the
