@@ -935,8 +935,12 @@ static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 	t->seq_ = weft__task_post_key(rt);
 	/* More urgent than its poster, which runs on: to the queue, where
 	 * every worker sees it in the policy's order, not behind the poster
-	 * on its own stack. */
-	if (m->more_urgent && weft__tls.task && m->more_urgent(&m->ready, t, weft__tls.task)) {
+	 * on its own stack. (Equal priorities, a fork-join's children, skip
+	 * the policy's call: under threads the one ordered policy is
+	 * priority, which orders by priority alone.) */
+	weft_task *poster = weft__tls.task;
+	if (m->more_urgent && poster && t->priority_ != poster->priority_ &&
+	    m->more_urgent(&m->ready, t, poster)) {
 		w->shared_posts++;
 		push_and_wake(m, t);
 		return 0;
