@@ -49,8 +49,10 @@ static void sleep_and_yield(void)
  * eleventh keeps taking short sleeps. Under a fiber model the ten sleeps
  * overlap on any number of workers (a sleeping fiber parks), and the
  * eleventh task gets through its loop while they sleep; under a
- * kernel-thread model each sleep holds a worker, so exactly min(10, W) run
- * at once. */
+ * kernel-thread model each sleep holds a worker, and once every worker has
+ * slept past the grace period a stand-in thread runs the next queued task
+ * (core/standin.c), so more than min(10, W) sleep at once (all ten unless
+ * starting the stand-ins takes longer than a sleep). */
 enum { SLEEPERS = 10, TICKS = 10 };
 /* Under TSan starting ten fibers has taken 45 ms of the 50 before the
  * ticker got its turn: sanitizer builds sleep longer. */
@@ -96,8 +98,9 @@ static void sleeps_overlap(void)
 	assert_rc(0, weft_wait_all(rt));
 	double took = wt_now() - t0;
 	assert_rc(0, weft_rt_destroy(rt));
-	int rounds = (SLEEPERS + want - 1) / want;
-	assert_true(took >= rounds * SLEEP_MS * 1e-3);
+	assert_true(took >= SLEEP_MS * 1e-3);
+	if (!wt_fiber_model() && want < SLEEPERS && atomic_load(&sleeping_max) > want)
+		want = atomic_load(&sleeping_max); /* stand-ins: more than the workers */
 	if (atomic_load(&sleeping_max) != want)
 		fail_msg("%d of %d tasks slept at once in weft_sleep_ns, expected %d (%s, %d "
 		         "worker(s)); the run took %.3f s",

@@ -1376,9 +1376,9 @@ static void group(void)
  * from running while there is room for it: weft_wait from inside a task is
  * allowed (task.h). The waiter polls with weft_sleep_ns, weft's own
  * blocking call: under a kernel-thread model it blocks its worker, so the
- * later task needs another, free worker (with one worker the wait cannot
- * end: skipped); under a fiber model the waiter parks and the later task
- * runs on its worker, whatever the count. Task 0 waits (up to a few
+ * later task needs another, free worker, or with one worker a stand-in
+ * thread (compensation, core/standin.c); under a fiber model the waiter
+ * parks and the later task runs on its worker, whatever the count. Task 0 waits (up to a few
  * seconds, so that a failure is quick) for task 1 to finish. */
 static _Atomic int later_done;
 static _Atomic int waiter_saw;
@@ -1398,22 +1398,10 @@ static void waiter_fn(void *arg)
 	atomic_store(&waiter_saw, atomic_load(&later_done));
 }
 
-/* Destroys rt and skips when a waiter would hold the only worker of a
- * kernel-thread model. */
-static void skip_unless_room_to_wait(weft_rt *rt, int workers)
-{
-	if (workers >= 2 || wt_fiber_model())
-		return;
-	assert_rc(0, weft_rt_destroy(rt));
-	WT_SKIP("one kernel-thread worker: a task waiting for a queued task blocks the only "
-	        "worker, so the wait cannot end");
-}
-
 static void wait_in_task(void)
 {
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
 	int nw = wt_workers(rt);
-	skip_unless_room_to_wait(rt, nw);
 	int n = 64 * nw;
 	ctask *c = ctasks_new(n);
 	assert_rc(0, weft_task_init(&c[0].t, waiter_fn, NULL));
@@ -1466,7 +1454,6 @@ static void wait_in_task_many(void)
 {
 	weft_rt *rt = create_with(WEFT_POLICY_PRIORITY, 0);
 	int nw = wt_workers(rt);
-	skip_unless_room_to_wait(rt, nw);
 	int n = 64 * nw;
 	weft_task *t = calloc((size_t)n, sizeof(*t));
 	assert_non_null(t);

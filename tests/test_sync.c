@@ -455,12 +455,9 @@ static void locked_yielder(void *arg)
 
 static void primitives_in_tasks(void)
 {
+	/* With one kernel-thread worker the producer blocks it in send: a
+	 * stand-in runs the consumer (compensation, core/standin.c). */
 	weft_rt *rt = wt_create_default();
-	if (wt_blockers(rt) < 2) {
-		assert_rc(0, weft_rt_destroy(rt));
-		WT_SKIP("one kernel-thread worker: the producer task blocks it in send, so the "
-		        "consumer task can never run");
-	}
 	assert_rc(0, weft_chan_init(&pair_ch, sizeof(long), 0, NULL));
 	assert_rc(0, weft_mutex_init(&mu));
 	pair_sum = yield_counter = 0;

@@ -67,7 +67,10 @@ typedef enum weft_worker_event {
 /** A worker hook: called on the worker thread itself with event (a
  * weft_worker_event; ignore values you do not know, more may come), the
  * worker's index (what weft_worker_index() returns in its tasks; under
- * spawn, the slot of the task thread) and weft_config.worker_hook_ctx. */
+ * spawn, the slot of the task thread) and weft_config.worker_hook_ctx.
+ * Also called on the stand-in threads that run queued tasks while workers
+ * are blocked (threads, spawn; docs/models.md), with the index of the
+ * worker each carries. */
 typedef void (*weft_worker_hook)(int event, int index, void *ctx);
 
 /** The configuration of a runtime, given to weft_rt_create. Fill it with

@@ -42,8 +42,10 @@ typedef struct weft_stats {
 	uint64_t idle_ns; /**< statistics on: workers' time idle (polling or asleep) */
 	uint64_t
 	        steal_attempts; /**< mn: searches of other workers' deques (steals: the ones that took a task) */
-	uint64_t spins;       /**< mn: looks for work by idle workers before they sleep */
-	uint64_t reserved[6]; /**< room to grow without breaking the ABI */
+	uint64_t spins; /**< mn: looks for work by idle workers before they sleep */
+	uint64_t
+	        standins; /**< threads, spawn: stand-in threads started to run queued tasks while every worker was blocked in a weft wait (compensation, docs/models.md) */
+	uint64_t reserved[5]; /**< room to grow without breaking the ABI */
 } weft_stats;
 
 /** weft_stats_get sums the counters into *out (since the runtime was

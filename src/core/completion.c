@@ -7,8 +7,10 @@
 
 bool weft__quiescent(weft__completion *c, const weft__worker_sums *s, void *state)
 {
-	uint64_t finished = s->finished(state) + atomic_load(&c->external_refused);
-	uint64_t posted = s->posted(state) + atomic_load(&c->external_posted);
+	uint64_t finished = s->finished(state) + atomic_load(&c->external_refused) +
+	                    atomic_load(&c->standin_finished);
+	uint64_t posted = s->posted(state) + atomic_load(&c->external_posted) +
+	                  atomic_load(&c->standin_posted);
 	return finished == posted;
 }
 

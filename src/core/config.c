@@ -479,6 +479,7 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	long boost = cfg.mlfq_boost_us ? cfg.mlfq_boost_us : WEFT__DEFAULT_BOOST_US;
 	long workers = 0, capacity = cfg.queue_capacity, stats = cfg.stats != 0;
 	long stack = (long)cfg.stack_size, seed = (long)(cfg.seed & LONG_MAX);
+	long standins = WEFT__MAX_STANDINS, grace = WEFT__DEFAULT_GRACE_US; /* core/standin.c */
 	bool workers_env = false;
 	int rc;
 	if ((rc = env_name("WEFT_MODEL", model_names, WEFT_MODEL_COUNT_, &model)) ||
@@ -499,8 +500,14 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	    (rc = env_long("WEFT_MLFQ_LEVELS", 1, WEFT__MAX_LEVELS, "integers from 1 to 64",
 	                   &levels, NULL)) ||
 	    (rc = env_long("WEFT_MLFQ_BOOST_US", WEFT__MIN_QUANTUM_US, UINT32_MAX,
-	                   "microseconds from 100 to 4294967295", &boost, NULL)))
+	                   "microseconds from 100 to 4294967295", &boost, NULL)) ||
+	    (rc = env_long("WEFT_STANDINS", 0, WEFT__MAX_STANDINS, "integers from 0 to 256",
+	                   &standins, NULL)) ||
+	    (rc = env_long("WEFT_STANDIN_GRACE_US", 1, 1000000, "microseconds from 1 to 1000000",
+	                   &grace, NULL)))
 		return rc;
+	rt->standin_cap = (int)standins;
+	rt->standin_grace_ns = grace * 1000;
 	rt->seed_given = seed != 0;
 	rt->model_from_env = env("WEFT_MODEL") != NULL;
 	rt->policy_from_env = env("WEFT_POLICY") != NULL;

@@ -78,8 +78,8 @@ static void release_held(weft_rt *rt, weft_task *t)
 	}
 	weft__trace(rt, WEFT__TRACE_POST, t, false);
 	weft__completion *c = &rt->done;
-	atomic_fetch_add(&c->external_posted, 1);
-	int rc = rt->model->submit(rt, t, false); /* releases capacity if it refuses */
+	t->seq_ = atomic_fetch_add(&c->external_posted, 1); /* its ticket, as weft_post's */
+	int rc = rt->model->submit(rt, t, false);           /* releases capacity if it refuses */
 	if (rc) {
 		weft__external_refused(c);
 		weft__task_finish(t, WEFT_TASK_CANCELLED);

@@ -15,8 +15,9 @@
 
 #include <weft/weft.h>
 
-#include "core/alloc.h" /* WEFT__ALIGNED, WEFT__WARN_UNUSED, weft__alloc */
-#include "core/log.h"   /* weft__log */
+#include "core/alloc.h"    /* WEFT__ALIGNED, WEFT__WARN_UNUSED, weft__alloc */
+#include "core/lock_raw.h" /* weft__lock */
+#include "core/log.h"      /* weft__log */
 
 #define WEFT__MAX_WORKERS 1024
 
@@ -127,6 +128,13 @@ typedef struct weft__completion {
 	/* wait_all sleepers: all_seq changes when quiescence is seen. */
 	WEFT__ALIGNED _Atomic uint32_t all_seq;
 	_Atomic int all_waiters;
+
+	/* Posted by and finished on stand-ins (core/standin.c) of a model
+	 * that counts them here (threads): a stand-in has no line of its
+	 * own, and it runs only while workers are blocked. */
+	WEFT__ALIGNED _Atomic uint64_t standin_posted;
+	_Atomic uint64_t standin_finished; /* run or cancelled */
+	_Atomic uint64_t standin_cancelled;
 } weft__completion;
 
 /* ------------------------------------------------------------ policies */
@@ -246,9 +254,18 @@ typedef struct weft__model_ops {
 	 * finished (the caller runs it as a plain call) and returns true;
 	 * false when it is not there or the caller is no worker of rt. */
 	bool (*take_back)(weft_rt *rt, weft_task *t);
-	/* Optional. Whether tasks are queued that no worker has taken (for the
-	 * "every worker is blocked" diagnosis). */
+	/* Optional. Whether tasks are queued that no worker has taken (for
+	 * compensation and the "every worker is blocked" diagnosis). */
 	bool (*has_queued)(weft_rt *rt);
+	/* Optional, models whose tasks block their kernel thread (threads,
+	 * spawn); its presence turns compensation on (core/standin.c), and
+	 * then help and has_queued must be there too. Called on a worker or
+	 * stand-in of rt whose weft wait outlasted the grace period and goes
+	 * on: the model makes the tasks only this thread would take (threads:
+	 * its batch, its own posts) takeable by others. Stand-ins run help
+	 * with weft__tls.standin set: help, submit and take_back must then
+	 * use nothing that belongs to the worker whose index they carry. */
+	void (*block_begin)(weft_rt *rt);
 } weft__model_ops;
 
 extern const weft__model_ops weft__model_threads;
@@ -257,6 +274,20 @@ extern const weft__model_ops weft__model_fibers;
 extern const weft__model_ops weft__model_mn;
 
 /* ------------------------------------------------------------ runtime */
+
+/* The most stand-ins a runtime runs at once (WEFT_STANDINS), and the
+ * default. */
+#define WEFT__MAX_STANDINS     256
+#define WEFT__DEFAULT_GRACE_US 100
+
+/* A stand-in thread's place in its runtime (core/standin.c): FREE, ALIVE
+ * (started, its thread running), EXITED (to be joined). */
+typedef struct weft__standin_slot {
+	_Atomic int state;
+	int index; /* the worker index it carries */
+	pthread_t thread;
+	struct weft_rt *rt;
+} weft__standin_slot;
 
 #define WEFT__RT_MAGIC 0x77656674u /* "weft" */
 #define WEFT__RT_DEAD  0x64656164u /* "dead": destroyed, memory kept */
@@ -312,10 +343,21 @@ struct weft_rt {
 	 * need not wake a worker for. Written per loop call, not per chunk. */
 	WEFT__ALIGNED _Atomic int outside_helpers;
 
-	/* Kernel-thread workers asleep in a weft wait (sync/waiter.c): when it
-	 * reaches the worker count while tasks are queued, weft says so. */
+	/* Compensation (core/standin.c). blocked: workers and stand-ins in a
+	 * weft wait that outlasted the grace period (written when such a wait
+	 * becomes long and when it ends; never for a shorter one); alive:
+	 * stand-ins started and not retired. When blocked reaches the workers
+	 * plus alive while tasks are queued, a stand-in starts, up to cap;
+	 * after a second of that weft says why it cannot cure it. */
 	WEFT__ALIGNED _Atomic int blocked;
+	_Atomic int standins_alive;
 	_Atomic int deadlock_reported;
+	_Atomic int standin_refused; /* a stand-in thread could not be created */
+	_Atomic uint64_t standins_started;
+	int standin_cap;          /* WEFT_STANDINS, read at create */
+	int64_t standin_grace_ns; /* WEFT_STANDIN_GRACE_US, read at create */
+	weft__lock standin_lock;  /* slot states FREE -> ALIVE, and joins */
+	weft__standin_slot standin[WEFT__MAX_STANDINS];
 
 	/* Capacity accounting, touched only when cfg.queue_capacity > 0:
 	 * tasks posted and not yet taken by a worker. */
@@ -380,6 +422,10 @@ typedef struct weft__thread_ctx {
 	 * part first), so a model that leaves a lone post to its poster
 	 * (mn) may wake a sleeper for it. */
 	bool offering;
+	/* A compensation stand-in (core/standin.c): it carries its worker's
+	 * index but owns none of that worker's queues, and writes the shared
+	 * statistics slot. */
+	bool standin;
 } weft__thread_ctx;
 
 /* initial-exec: one instruction to reach it, also from libweft.so; the
@@ -392,7 +438,7 @@ extern _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initia
 static inline int weft__slot_of(const weft_rt *rt, int shared)
 {
 	int i = weft__tls.index;
-	return weft__tls.rt == rt && i >= 0 && i < shared ? i : shared;
+	return weft__tls.rt == rt && i >= 0 && i < shared && !weft__tls.standin ? i : shared;
 }
 
 /* weft__run_task runs t on the calling worker (or, when the runtime is

@@ -12,6 +12,7 @@
 #include "core/futex.h"
 #include "core/internal.h"
 #include "core/observe.h"
+#include "core/standin.h"
 #include "core/testing.h"
 #include "obs/probes.h"
 
@@ -288,6 +289,7 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 	weft__external_drain(&rt->done);
 	wait_quiet(rt);
 	rt->model->stop(rt);
+	weft__standin_join_all(rt);
 	weft__deferred_release(rt);
 	weft_stats s;
 	weft_stats_get(rt, &s);
@@ -406,7 +408,9 @@ static int post_as(weft_rt *rt, weft_group *g, weft_task *t, bool count_rejected
 	if (weft__tls.rt == rt)
 		return enqueue(rt, g, t, old, count_rejected, true);
 	weft__completion *c = &rt->done;
-	atomic_fetch_add(&c->external_posted, 1);
+	/* Its ticket: the outside posts before it, for a model that keeps
+	 * post order across its queues (threads). */
+	t->seq_ = atomic_fetch_add(&c->external_posted, 1);
 	if (atomic_load(&rt->closing)) {
 		atomic_store((_Atomic uint32_t *)&t->state_, old & WEFT__STATE_MASK);
 		rc = WEFT_ESHUTDOWN;

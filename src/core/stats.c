@@ -36,6 +36,7 @@ static void sum(weft_rt *rt, weft_stats *out)
 	out->rejected = atomic_load(&rt->rejected);
 	out->seed = rt->cfg.seed;
 	rt->model->stats(rt, out);
+	out->standins = atomic_load_explicit(&rt->standins_started, memory_order_relaxed);
 	uint64_t held = atomic_load_explicit(&rt->deferred_cancelled, memory_order_relaxed);
 	out->posted += held; /* deferred, cancelled before the model saw them */
 	out->cancelled += held;
@@ -58,6 +59,7 @@ static void sum(weft_rt *rt, weft_stats *out)
 	out->steals -= b->steals;
 	out->steal_attempts -= b->steal_attempts;
 	out->spins -= b->spins;
+	out->standins -= b->standins;
 	out->parks -= b->parks;
 	out->unparks -= b->unparks;
 	out->busy_ns -= b->busy_ns;
@@ -116,6 +118,11 @@ static void print(weft_rt *rt, FILE *out)
 	        (unsigned long long)s.run, (unsigned long long)s.rejected,
 	        (unsigned long long)s.cancelled, (unsigned long long)s.sleeps,
 	        (unsigned long long)s.wakeups);
+	if (s.standins)
+		fprintf(out,
+		        "weft: stand-in threads %llu (started while every worker was blocked in a "
+		        "weft wait with tasks queued)\n",
+		        (unsigned long long)s.standins);
 	if (rt->model->print_stats)
 		rt->model->print_stats(&s, out);
 	if (rt->model->print_workers)

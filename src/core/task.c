@@ -13,6 +13,7 @@
 #include "core/internal.h"
 #include "core/observe.h"
 #include "core/spin.h"
+#include "core/standin.h"
 #include "obs/probes.h"
 #include "sync/waiter.h"
 
@@ -323,77 +324,15 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 
 /* Kernel-thread workers run queued tasks while they wait, as oneTBB's wait
  * and OpenMP's taskwait do, so that fork-join never needs more workers
- * than there are: a parent waiting for its child runs it (or whatever is
- * queued) itself. Not while it holds a weft_mutex (a task it ran could want
- * that mutex: a deadlock with itself). Tasks run nested, one frame set per
- * wait, and a waiter that helps takes any queued task, so the nesting can
- * grow with the number of tasks (two workers of a grain-1 weft_parallel_for
- * took each other's halves some 8,000 deep under ASan). Once less than
- * STACK_RESERVE of the thread's stack is left, a stand-in thread with a
- * fresh stack and the same worker index goes on helping while the worker
- * sleeps until the stand-in has seen the wake-up: a worker that merely
- * slept there would leave its share of the queue to the others, and with
- * every worker so deep nobody would run it (the loop hung in about 1 run
- * in 20). Logically the stand-in's stack continues the worker's, so the
- * reason nested helping cannot deadlock (every task above another on a
- * stack started after it) still holds. Fibers park instead: their models
- * run the tasks a joining fiber posted first (see src/model/fibers.c). */
-#define STACK_RESERVE (512 * 1024)
-#define HELP_POLL_NS  1000000 /* a waiter that found nothing looks again */
-
-static bool stack_has_room(void)
-{
-	if (!weft__tls.stack_low) {
-		pthread_attr_t a;
-		void *low = NULL;
-		size_t size = 0;
-		if (pthread_getattr_np(pthread_self(), &a) == 0) {
-			pthread_attr_getstack(&a, &low, &size);
-			pthread_attr_destroy(&a);
-		}
-		weft__tls.stack_low = low ? (uintptr_t)low : UINTPTR_MAX; /* unknown: never */
-	}
-	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	return here > weft__tls.stack_low && here - weft__tls.stack_low > STACK_RESERVE;
-}
-
-static void help_until_woken(weft_rt *rt, weft__waiter *rec)
-{
-	while (!weft__waiter_woken(rec)) {
-		if (!rt->model->help(rt))
-			weft__waiter_sleep(rec, HELP_POLL_NS);
-	}
-}
-
-typedef struct stand_in {
-	weft_rt *rt;
-	int index;
-	weft__waiter *rec;
-} stand_in;
-
-static void *stand_in_main(void *arg)
-{
-	stand_in *s = arg;
-	weft__tls.rt = s->rt;
-	weft__tls.index = s->index;
-	help_until_woken(s->rt, s->rec);
-	return NULL;
-}
-
-/* Helps from a new thread in the calling worker's place until rec is
- * woken; false when no thread could be had. */
-static bool help_from_fresh_stack(weft_rt *rt, weft__waiter *rec)
-{
-	stand_in s = {.rt = rt, .index = weft__tls.index, .rec = rec};
-	pthread_t thread;
-	if (weft__worker_create(&thread, stand_in_main, &s, rt, s.index) != 0)
-		return false;
-	pthread_join(thread, NULL);
-	return true;
-}
-
-/* Waits for rec's wake-up, or until deadline (NO_DEADLINE: none); false
- * when the deadline came first (the caller then takes rec back). */
+ * than there are (core/standin.c: how, and the stand-in that takes over
+ * when the worker's stack runs low). Not while it holds a weft_mutex (a
+ * task it ran could want that mutex: a deadlock with itself): it then
+ * parks, a weft wait like any other, which compensation sees. Fibers park
+ * instead: their models run the tasks a joining fiber posted first (see
+ * src/model/fibers.c).
+ *
+ * join waits for rec's wake-up, or until deadline (NO_DEADLINE: none);
+ * false when the deadline came first (the caller then takes rec back). */
 #define NO_DEADLINE INT64_MAX
 
 static bool join(weft__waiter *rec, int64_t deadline)
@@ -404,11 +343,8 @@ static bool join(weft__waiter *rec, int64_t deadline)
 		return weft__waiter_park_until(rec, WEFT__WAIT_JOIN, deadline);
 	weft_rt *rt = weft__tls.rt;
 	if (rec->fiber || !rt || !rt->model->help || weft__tls.mutexes_held > 0 ||
-	    (!stack_has_room() && !help_from_fresh_stack(rt, rec))) {
+	    !weft__standin_join_help(rt, rec))
 		weft__waiter_park_for(rec, WEFT__WAIT_JOIN);
-		return true;
-	}
-	help_until_woken(rt, rec);
 	return true;
 }
 

@@ -53,6 +53,16 @@ static void place_side(fibers *m)
 		weft__readyq_push(&m->ready, t);
 }
 
+/* Post order between a task's posts waiting on side and a post from
+ * outside: each carries its post key (core/task_list.h), so the side posts
+ * made before the outside one go to the queue ahead of it. */
+static void place_side_before(fibers *m, uint64_t key)
+{
+	weft_task *t;
+	while (m->side.head && m->side.head->seq_ < key && (t = weft__task_list_pop(&m->side)))
+		weft__readyq_push(&m->ready, t);
+}
+
 static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 {
 	fibers *m = of(w);
@@ -60,6 +70,8 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 		weft__task_list_append(&m->side, t);
 		return;
 	}
+	if (how == WEFT__READY_ARRIVED && !t->fiber_)
+		place_side_before(m, t->seq_); /* a post from outside */
 	if (how == WEFT__READY_YIELDED)
 		place_side(m); /* posted before it yielded: ahead of it */
 	weft__fiber *f = t->fiber_;
@@ -174,9 +186,11 @@ static int fibers_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	fibers *m = rt->model_state;
 	if (from_task) {
+		t->seq_ = weft__task_post_key(rt);
 		weft__fworker_post_local(&m->w, t);
 		return 0;
 	}
+	t->seq_ = weft__outside_post_key(t->seq_); /* from its ticket */
 	t->fiber_ = NULL;
 	push_task(m, t);
 	return 0;

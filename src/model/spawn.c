@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "core/internal.h"
+#include "core/standin.h"
 
 typedef struct slot {
 	struct spawn *m;
@@ -52,9 +53,9 @@ static size_t state_size(int nslots)
 
 static void *task_thread(void *arg);
 
-/* The next queued task by the policy, recent posts included. Caller holds
+/* Moves recent posts into the ready queue, oldest first. Caller holds
  * m->lock. */
-static weft_task *take_next(spawn *m)
+static void merge_recent(spawn *m)
 {
 	weft_task *in_order = NULL;
 	while (m->recent) {
@@ -68,6 +69,13 @@ static weft_task *take_next(spawn *m)
 		weft__readyq_push(&m->ready, in_order);
 		in_order = next;
 	}
+}
+
+/* The next queued task by the policy, recent posts included. Caller holds
+ * m->lock. */
+static weft_task *take_next(spawn *m)
+{
+	merge_recent(m);
 	return weft__readyq_pop(&m->ready);
 }
 
@@ -168,6 +176,9 @@ static int spawn_submit(weft_rt *rt, weft_task *t, bool from_task)
 		t->next_ = m->recent;
 		m->recent = t;
 	} else {
+		/* Tasks' posts waiting on recent were made before this one:
+		 * into the queue first, so that it keeps post order. */
+		merge_recent(m);
 		weft__readyq_push(&m->ready, t);
 	}
 	m->posted++;
@@ -175,6 +186,8 @@ out:
 	if (rc)
 		weft__dequeued(rt, 1); /* under the lock: destroy may free rt after it */
 	pthread_mutex_unlock(&m->lock);
+	if (!rc && !from_task)
+		weft__standin_poke(rt); /* every thread blocked: compensation */
 	return rc;
 }
 
@@ -248,16 +261,17 @@ static int spawn_start(weft_rt *rt)
  * itself: tasks are queued only while every slot is busy, which is when
  * waiting parents would otherwise wait for ever. The newest post from a
  * task first (most likely the child it waits for), so nested waits go
- * depth-first and stay as deep as the fork-join tree. */
+ * depth-first and stay as deep as the fork-join tree. A stand-in
+ * (core/standin.c) runs it too, taking tasks in the policy's order. */
 static bool spawn_help(weft_rt *rt)
 {
 	spawn *m = rt->model_state;
 	pthread_mutex_lock(&m->lock);
-	weft_task *t = m->recent;
+	weft_task *t = weft__tls.standin ? NULL : m->recent;
 	if (t)
 		m->recent = t->next_;
 	else
-		t = weft__readyq_pop(&m->ready);
+		t = take_next(m); /* a stand-in waits for nothing: the policy's order */
 	if (t)
 		weft__dequeued(rt, 1);
 	pthread_mutex_unlock(&m->lock);
@@ -271,6 +285,14 @@ static bool spawn_help(weft_rt *rt)
 		pthread_cond_broadcast(&m->idle);
 	pthread_mutex_unlock(&m->lock);
 	return true;
+}
+
+/* A task thread whose weft wait turned long (core/standin.c) holds no
+ * task that others could not take: stand-ins run spawn_help, which takes
+ * from the queue anyone may. */
+static void spawn_block_begin(weft_rt *rt)
+{
+	(void)rt;
 }
 
 static bool spawn_has_queued(weft_rt *rt)
@@ -303,4 +325,5 @@ const weft__model_ops weft__model_spawn = {
         .stats = spawn_stats,
         .help = spawn_help,
         .has_queued = spawn_has_queued,
+        .block_begin = spawn_block_begin,
 };

@@ -62,9 +62,14 @@
  *     about to wait for, and taking it turns a push and a pop on one core
  *     into a hand-off between two (Cilk's work-first rule, kept from the
  *     thief's side). These takes count as steals, with the batches.
- * The stand-in of core/task.c (deep nesting) acts for its worker with the
+ * The deep-nesting stand-in of core/standin.c acts for its worker with the
  * worker's index, so it uses the worker's own stack while the worker waits
  * for it: one owner at a time, ordered by the thread's creation and join.
+ * A compensation stand-in (same file: it runs beside a worker blocked in a
+ * weft wait) owns nothing of the worker whose index it carries: it takes
+ * from the shared queue, posts to it, and counts in rt->done (standin_help,
+ * standin_post); the blocked worker first hands its batch and own posts to
+ * the shared queue (threads_block_begin).
  *
  * When a post wakes a sleeper. A post to the shared queue, a flush, an own
  * post that leaves two or more on the stack (a fan-out: more than the
@@ -152,6 +157,8 @@
 #include "core/lock.h"
 #include "core/observe.h"
 #include "core/spin.h"
+#include "core/standin.h"
+#include "core/task_list.h"
 #include "obs/probes.h"
 
 #define BATCH_MAX         16
@@ -218,6 +225,9 @@ typedef struct threads {
 	int nworkers;
 	int awake_cap; /* the workers, or the CPUs when there are more CPUs */
 	bool ordered;  /* the policy's order must hold across batches */
+	/* The policy's more_urgent, when ordered: a task's post more urgent
+	 * than the task goes to the shared queue (see threads_submit). */
+	bool (*more_urgent)(const weft__readyq *q, const weft_task *a, const weft_task *b);
 
 	/* Written by posters and emptied by workers. */
 	WEFT__ALIGNED weft__inbox inbox;
@@ -271,7 +281,8 @@ static bool own_posts_waiting(threads *m)
 /* Moves the inbox into the ready queue. Caller holds m->lock. */
 static void drain_inbox(threads *m)
 {
-	weft_task *in_order = weft__inbox_take(&m->inbox);
+	/* In post order by the keys threads_submit gave (core/task_list.h). */
+	weft_task *in_order = weft__tasks_by_post_key(weft__inbox_take(&m->inbox));
 	while (in_order) {
 		weft_task *next = in_order->next_;
 		weft__readyq_push(&m->ready, in_order);
@@ -880,6 +891,7 @@ static void push_and_wake(void *state, weft_task *t)
 	threads *m = state;
 	weft__inbox_push(&m->inbox, t);
 	wake_if_needed(m);
+	weft__standin_poke(m->rt); /* every thread blocked: compensation */
 }
 
 /* w's own stack is full: what is there goes to the shared queue first, so
@@ -897,15 +909,42 @@ __attribute__((noinline)) static void post_to_full_stack(threads *m, worker *w, 
 		own_post_made(m, w);
 }
 
+/* A post by a task run on a stand-in (core/standin.c), which owns no
+ * stack of its own: to the shared queue, counted in rt->done. */
+__attribute__((noinline)) static void standin_post(threads *m, weft_task *t)
+{
+	t->seq_ = weft__task_post_key(m->rt);
+	atomic_fetch_add(&m->rt->done.standin_posted, 1);
+	push_and_wake(m, t);
+}
+
 static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 {
 	threads *m = rt->model_state;
 	if (!from_task) {
+		t->seq_ = weft__outside_post_key(t->seq_); /* from its ticket */
 		push_and_wake(m, t);
+		return 0;
+	}
+	if (weft__tls.standin) {
+		standin_post(m, t);
 		return 0;
 	}
 	worker *w = &m->workers[weft__tls.index];
 	atomic_store_explicit(&w->posted, w->posted + 1, memory_order_relaxed);
+	t->seq_ = weft__task_post_key(rt);
+	/* More urgent than its poster, which runs on: to the queue, where
+	 * every worker sees it in the policy's order, not behind the poster
+	 * on its own stack. (Equal priorities, a fork-join's children, skip
+	 * the policy's call: under threads the one ordered policy is
+	 * priority, which orders by priority alone.) */
+	weft_task *poster = weft__tls.task;
+	if (m->more_urgent && poster && t->priority_ != poster->priority_ &&
+	    m->more_urgent(&m->ready, t, poster)) {
+		w->shared_posts++;
+		push_and_wake(m, t);
+		return 0;
+	}
 	if (!weft__deque_push(&w->own, t)) {
 		post_to_full_stack(m, w, t);
 		return 0;
@@ -914,6 +953,55 @@ static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 	if (m->nworkers > 1)
 		own_post_made(m, w);
 	return 0;
+}
+
+/* threads_help on a stand-in (core/standin.c), which owns no batch and no
+ * own stack: the policy's first task of the shared queue, counted in
+ * rt->done. */
+__attribute__((noinline)) static bool standin_help(threads *m)
+{
+	weft_rt *rt = m->rt;
+	if (!has_work(m))
+		return false;
+	weft__lock_acquire(&m->lock);
+	drain_inbox(m);
+	weft_task *t = weft__readyq_pop(&m->ready);
+	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
+	weft__lock_release(&m->lock);
+	if (!t)
+		return false;
+	weft__dequeued(rt, 1);
+	bool ran = weft__run_task(rt, t);
+	if (!ran)
+		atomic_fetch_add(&rt->done.standin_cancelled, 1);
+	atomic_fetch_add(&rt->done.standin_finished, 1);
+	weft__notify_quiescent(&rt->done, &sums, m);
+	return true;
+}
+
+/* A worker whose weft wait turned long (core/standin.c): the tasks only it
+ * would take, the rest of its batch and its own posts, go to the shared
+ * queue, where other workers and stand-ins take them in the policy's
+ * order. A stand-in holds neither. */
+static void threads_block_begin(weft_rt *rt)
+{
+	if (weft__tls.standin)
+		return;
+	threads *m = rt->model_state;
+	worker *w = &m->workers[weft__tls.index];
+	weft_task *rest[BATCH_MAX];
+	int n = batch_take_back(w, true, rest);
+	if (n > 0) {
+		weft__lock_acquire(&m->lock);
+		while (n > 0)
+			weft__readyq_unpop(&m->ready, rest[--n]);
+		atomic_store(&m->ready_len, m->ready.len); /* seq_cst: see wake_if_needed */
+		weft__lock_release(&m->lock);
+		wake_if_needed(m);
+	}
+	if (atomic_load_explicit(&w->own.bottom, memory_order_relaxed) >
+	    atomic_load_explicit(&w->own.top, memory_order_relaxed))
+		flush_own_posts(m, w, INT64_MIN);
 }
 
 /* threads_help when w's own stack is empty. */
@@ -934,6 +1022,8 @@ __attribute__((noinline)) static bool help_from_elsewhere(threads *m, worker *w)
 static bool threads_help(weft_rt *rt)
 {
 	threads *m = rt->model_state;
+	if (weft__tls.standin)
+		return standin_help(m);
 	worker *w = &m->workers[weft__tls.index];
 	weft_task *t = weft__deque_pop(&w->own);
 	w->help_pops++;
@@ -953,8 +1043,8 @@ static bool threads_help(weft_rt *rt)
  * posted to the shared queue: nothing to take back. */
 static bool threads_take_back(weft_rt *rt, weft_task *t)
 {
-	if (weft__tls.rt != rt || weft__tls.index < 0)
-		return false; /* posted from outside: in the shared queue */
+	if (weft__tls.rt != rt || weft__tls.index < 0 || weft__tls.standin)
+		return false; /* posted from outside or a stand-in: in the shared queue */
 	threads *m = rt->model_state;
 	worker *w = &m->workers[weft__tls.index];
 	int64_t b = atomic_load_explicit(&w->own.bottom, memory_order_relaxed);
@@ -1005,6 +1095,7 @@ static int threads_start(weft_rt *rt)
 	m->awake_cap = weft__awake_cap(rt);
 	weft__readyq_init(&m->ready, &rt->cfg);
 	m->ordered = m->ready.ops->ordered;
+	m->more_urgent = m->ordered ? m->ready.ops->more_urgent : NULL;
 	atomic_store(&m->awake, n);
 	atomic_store(&m->watch_ns, WATCH_MIN_NS);
 	rt->model_state = m;
@@ -1078,6 +1169,11 @@ static void threads_stats(weft_rt *rt, weft_stats *s)
 	s->posted += atomic_load(&m->rt->done.external_posted) -
 	             atomic_load(&m->rt->done.external_refused);
 	s->run += finished - s->cancelled;
+	/* Tasks of stand-ins (core/standin.c). */
+	uint64_t sc = atomic_load(&m->rt->done.standin_cancelled);
+	s->posted += atomic_load(&m->rt->done.standin_posted);
+	s->run += atomic_load(&m->rt->done.standin_finished) - sc;
+	s->cancelled += sc;
 	s->wakeups += atomic_load(&m->idle.wakeups);
 }
 
@@ -1095,4 +1191,5 @@ const weft__model_ops weft__model_threads = {
         .help = threads_help,
         .take_back = threads_take_back,
         .has_queued = threads_has_queued,
+        .block_begin = threads_block_begin,
 };

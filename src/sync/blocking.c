@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/futex.h"
 #include "core/internal.h"
+#include "core/standin.h"
 #include "fiber/engine.h"
 #include "sync/waiter.h"
 #include <weft/blocking.h>
@@ -22,6 +23,9 @@ int weft_yield(void)
 	return 0;
 }
 
+/* On a kernel thread, weft_sleep_ns and weft_wait_fd are weft waits like
+ * any other: a worker that sleeps in one past the grace period may get a
+ * stand-in (core/standin.h), so their sleeps end at its ticks too. */
 int weft_sleep_ns(int64_t ns)
 {
 	if (ns < 0)
@@ -32,11 +36,22 @@ int weft_sleep_ns(int64_t ns)
 		weft__fiber_sleep(ns);
 		return 0;
 	}
-	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000),
-	                      .tv_nsec = (long)(ns % 1000000000)};
 	weft__timer_slack_fine();
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	int64_t now = weft__now_ns();
+	int64_t deadline = weft__sat_add(now, ns);
+	weft__block b;
+	weft__sleep_ticks ticks = weft__sleep_ticks_begin(&b, now);
+	for (;;) {
+		int64_t left = weft__ns_left(deadline, now);
+		if (left == 0)
+			break;
+		int64_t d = weft__sleep_ticks_next(&ticks, &b, now, left);
+		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000),
+		                      .tv_nsec = (long)(d % 1000000000)};
+		(void)nanosleep(&ts, NULL); /* EINTR: the loop sleeps what is left */
+		now = weft__now_ns();
+	}
+	weft__block_end(&b);
 	return 0;
 }
 
@@ -51,28 +66,34 @@ int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 		/* epoll refuses regular files, which are always ready: poll. */
 	}
 	/* INT64_MAX, like a negative timeout, has no end. */
-	int64_t deadline = timeout_ns < 0 ? INT64_MAX : weft__sat_add(weft__now_ns(), timeout_ns);
+	int64_t now = weft__now_ns();
+	int64_t deadline = timeout_ns < 0 ? INT64_MAX : weft__sat_add(now, timeout_ns);
+	weft__block b;
+	weft__sleep_ticks ticks = weft__sleep_ticks_begin(&b, now);
+	int rc;
 	for (;;) {
-		int ms = -1;
-		if (deadline != INT64_MAX) {
-			int64_t left = weft__ns_left(deadline, weft__now_ns());
-			/* Round up: poll's unit is a millisecond, and waking early
-			 * would report a timeout before it happened. */
-			left = left / 1000000 + (left % 1000000 != 0);
-			ms = left > INT32_MAX ? INT32_MAX : (int)left;
-		}
+		int64_t d = weft__sleep_ticks_next(&ticks, &b, now, weft__ns_left(deadline, now));
+		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000),
+		                      .tv_nsec = (long)(d % 1000000000)};
 		struct pollfd p = {.fd = fd, .events = events};
-		int n = poll(&p, 1, ms);
+		/* ppoll: to the nanosecond, where poll's unit is a millisecond */
+		int n = ppoll(&p, 1, d == INT64_MAX ? NULL : &ts, NULL);
 		if (n > 0) {
-			if (p.revents & POLLNVAL)
-				return WEFT_EINVAL;
-			return p.revents;
+			rc = p.revents & POLLNVAL ? WEFT_EINVAL : p.revents;
+			break;
 		}
-		if (n == 0 && deadline != INT64_MAX && weft__now_ns() >= deadline)
-			return WEFT_ETIMEDOUT;
-		if (n < 0 && errno != EINTR)
-			return WEFT_EINVAL;
+		now = weft__now_ns();
+		if (n == 0 && deadline != INT64_MAX && now >= deadline) {
+			rc = WEFT_ETIMEDOUT;
+			break;
+		}
+		if (n < 0 && errno != EINTR) {
+			rc = WEFT_EINVAL;
+			break;
+		}
 	}
+	weft__block_end(&b);
+	return rc;
 }
 
 /* On a fiber, the call runs on a helper thread while the fiber parks; the

@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/futex.h"
 #include "core/spin.h"
+#include "core/standin.h"
 #include "sync/waiter.h"
 
 _Static_assert(offsetof(weft__sync, lock) == 0 && sizeof(weft__lock) == sizeof(uint32_t),
@@ -23,10 +24,7 @@ _Static_assert(offsetof(weft__sync, lock) == 0 && sizeof(weft__lock) == sizeof(u
 
 enum { WAITING = 0, WOKEN = 1, SLEEPING = 2 };
 
-#define WAITER_SPINS      300 /* pauses: about 10 us on this EPYC (33 ns each) */
-/* How long every worker must stay blocked, with tasks queued, before weft
- * calls it a deadlock: longer than any ordinary wait for a hand-off. */
-#define DEADLOCK_AFTER_NS 1000000000
+#define WAITER_SPINS 300 /* pauses: about 10 us on this EPYC (33 ns each) */
 
 bool weft__waiter_woken(weft__waiter *w)
 {
@@ -55,28 +53,9 @@ void weft__waiter_sleep(weft__waiter *w, int64_t timeout_ns)
 		weft__futex_wait(&w->woken, SLEEPING, timeout_ns);
 }
 
-static bool all_blocked(weft_rt *rt)
-{
-	return atomic_load(&rt->blocked) >= rt->cfg.workers && rt->model->has_queued &&
-	       rt->model->has_queued(rt);
-}
-
-static void report_deadlock(weft_rt *rt)
-{
-	int no = 0;
-	if (!atomic_compare_exchange_strong(&rt->deadlock_reported, &no, 1))
-		return;
-	weft__log(
-	        WEFT_LOG_WARN,
-	        "weft: every worker of this runtime (model %s, %d worker%s) has been blocked in a "
-	        "weft wait for a second while tasks are queued that no worker can take: likely a "
-	        "deadlock (a task waiting on a semaphore, mutex, condition or channel that only a "
-	        "queued task would release). Use more workers, a fiber model (WEFT_MODEL=fibers "
-	        "or mn), or post the releasing task first (docs/models.md, \"Waiting inside "
-	        "tasks\")\n",
-	        rt->model->name, rt->cfg.workers, rt->cfg.workers == 1 ? "" : "s");
-}
-
+/* A kernel thread's sleep in a weft wait: compensation (core/standin.h)
+ * sees it through a timeout, the grace period, that a wait ending sooner
+ * never reaches. */
 static void park(weft__waiter *w, weft__wait_reason why, int spins)
 {
 	if (w->fiber) {
@@ -85,26 +64,14 @@ static void park(weft__waiter *w, weft__wait_reason why, int spins)
 	}
 	if (!spin_then_announce(w, spins))
 		return;
-	weft_rt *rt = weft__tls.rt; /* a worker's runtime outlives its workers */
-	if (rt)
-		atomic_fetch_add(&rt->blocked, 1);
-	int64_t since = -1;
+	weft__block b;
+	int64_t timeout = weft__block_begin(&b);
 	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {
-		int64_t timeout = -1;
-		if (rt && all_blocked(rt)) {
-			int64_t now = weft__now_ns();
-			if (since < 0)
-				since = now;
-			else if (now - since >= DEADLOCK_AFTER_NS)
-				report_deadlock(rt);
-			timeout = DEADLOCK_AFTER_NS / 4;
-		} else {
-			since = -1;
-		}
 		weft__futex_wait(&w->woken, SLEEPING, timeout);
+		if (timeout >= 0 && atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN)
+			timeout = weft__block_tick(&b);
 	}
-	if (rt)
-		atomic_fetch_sub(&rt->blocked, 1);
+	weft__block_end(&b);
 }
 
 void weft__waiter_park_for(weft__waiter *w, weft__wait_reason why)
@@ -123,15 +90,25 @@ bool weft__waiter_park_until(weft__waiter *w, weft__wait_reason why, int64_t dea
 		return weft__fiber_park_until(w->fiber, why, deadline_ns);
 	if (!spin_then_announce(w, WAITER_SPINS))
 		return true;
-	/* Not counted in rt->blocked: a wait with a deadline ends by itself. */
+	/* Compensated like any wait: one whose deadline is far would
+	 * otherwise time out where the fiber models finish. */
 	weft__timer_slack_fine(); /* within microseconds of it (core/futex.h) */
+	weft__block b;
+	int64_t now = weft__now_ns();
+	weft__sleep_ticks ticks = weft__sleep_ticks_begin(&b, now);
+	bool woken = true;
 	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {
-		int64_t left = weft__ns_left(deadline_ns, weft__now_ns());
-		if (left == 0)
-			return false;
-		weft__futex_wait(&w->woken, SLEEPING, left);
+		now = weft__now_ns();
+		int64_t left = weft__ns_left(deadline_ns, now);
+		if (left == 0) {
+			woken = false;
+			break;
+		}
+		weft__futex_wait(&w->woken, SLEEPING,
+		                 weft__sleep_ticks_next(&ticks, &b, now, left));
 	}
-	return true;
+	weft__block_end(&b);
+	return woken;
 }
 
 void weft__waiter_unpark(weft__waiter *w)

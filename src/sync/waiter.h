@@ -44,9 +44,11 @@ static inline void weft__waiter_init(weft__waiter *w, void *data)
 
 /* Blocks until weft__waiter_unpark(w); then w->result and whatever the
  * waker wrote before are visible. why: what the fiber waits for (traces).
- * A kernel thread that is a runtime's worker counts itself blocked while it
- * sleeps: when every worker is, and tasks are queued, weft says so once on
- * stderr (a likely deadlock) instead of hanging silently. */
+ * A kernel thread that is a worker (or stand-in) of a runtime whose model
+ * compensates sleeps at most the grace period before it tells
+ * core/standin.h, which may start a stand-in to run queued tasks, and says
+ * on stderr what it cannot cure (a likely deadlock) instead of hanging
+ * silently. The timed and the untimed park alike. */
 void weft__waiter_park_for(weft__waiter *w, weft__wait_reason why);
 
 static inline void weft__waiter_park(weft__waiter *w)

@@ -1006,6 +1006,47 @@ void channel_strings(weft::runtime &rt)
 	CHECK_EQ(rx.get(), 5050L);
 }
 
+// The examples of docs/cpp.md with every party a task and the waiting one
+// posted first: a consumer over channel<std::string> and its producer; a
+// condition_variable waited on in a task and notified by a later one. At
+// one worker under threads and spawn the waiting task holds the worker:
+// a stand-in thread runs the later task (compensation, docs/models.md).
+void tasks_wait_for_later_tasks(weft::runtime &rt)
+{
+	const int lines = sanitized ? 300 : 3000;
+	weft::channel<std::string> ch(4);
+	long got = 0;
+	weft::task_group g(rt);
+	g.run([&] {
+		while (std::optional<std::string> line = ch.recv())
+			got += (long)line->size();
+	});
+	g.run([&] {
+		for (int i = 0; i < lines; i++)
+			CHECK(ch.send(std::string(10, 'x')));
+		ch.close();
+	});
+	g.wait();
+	CHECK_EQ(got, 10L * lines);
+
+	weft::mutex m;
+	weft::condition_variable cv;
+	bool ready = false;
+	int woke = 0;
+	g.run([&] {
+		std::unique_lock<weft::mutex> lk(m);
+		cv.wait(lk, [&] { return ready; });
+		woke++;
+	});
+	g.run([&] {
+		std::scoped_lock lk(m);
+		ready = true;
+		cv.notify_all();
+	});
+	g.wait();
+	CHECK_EQ(woke, 1);
+}
+
 // sleep_for / sleep_until in tasks and on the main thread; yield.
 void sleeping(weft::runtime &rt)
 {
@@ -1087,6 +1128,7 @@ const test_case cases[] = {
         {"channel_strings", channel_strings},
         {"sleeping", sleeping},
         {"runtime_handles", runtime_handles},
+        {"tasks_wait_for_later_tasks", tasks_wait_for_later_tasks},
 };
 
 bool run_case(const test_case &tc)
