@@ -22,6 +22,7 @@
 #include <weft/progress.h>
 
 #include "core/clock.h"
+#include "core/futex.h"
 #include "core/observe.h"
 #include "core/spin.h"
 #include "fiber/engine.h"
@@ -33,6 +34,10 @@
  * anyway: enough to get out of an ordinary critical section, bounded so a
  * fiber that keeps a mutex locked cannot keep the worker. */
 #define MUTEX_GRACE_TICKS 2
+
+/* weft__fworker.sleeping: how the worker sleeps, so a waker knows how to
+ * wake it. */
+enum { SLEEP_NO, SLEEP_POLLER, SLEEP_FUTEX };
 
 static int64_t clock_now(const weft__fworker *w)
 {
@@ -565,8 +570,7 @@ void weft__fworker_post_local(weft__fworker *w, weft_task *t)
 void weft__fworker_push_remote(weft__fworker *w, weft_task *t)
 {
 	weft__inbox_push(&w->inbox, t);
-	if (atomic_load(&w->sleeping)) /* seq_cst: pairs with weft__fworker_sleep */
-		weft__poller_wake(&w->poller);
+	weft__fworker_wake(w);
 }
 
 weft__fworker *weft__fworker_self(weft_rt *rt)
@@ -575,9 +579,21 @@ weft__fworker *weft__fworker_self(weft_rt *rt)
 	return f && weft__tls.rt == rt ? f->home : NULL;
 }
 
+/* The kick, then the sleeping mode, both seq_cst; the sleeper stores its
+ * mode, then reads the kick (and the inbox): either it sees the kick, or
+ * the kick sees it asleep and wakes it the way it sleeps. An awake worker
+ * costs the waker one store and one load. */
 void weft__fworker_wake(weft__fworker *w)
 {
-	weft__poller_wake(&w->poller);
+	if (atomic_load_explicit(&w->kicked, memory_order_relaxed) == 0)
+		atomic_store(&w->kicked, 1);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	int how = atomic_load(&w->sleeping);
+	if (how == SLEEP_FUTEX)
+		weft__futex_wake(&w->kicked, 1);
+	else if (how == SLEEP_POLLER)
+		weft__poller_wake(&w->poller);
 }
 
 bool weft__fworker_has_pending(weft__fworker *w)
@@ -591,16 +607,30 @@ bool weft__fworker_has_pending(weft__fworker *w)
  * to the timer. */
 void weft__fworker_sleep(weft__fworker *w)
 {
-	weft__fworker_sleep_for(w, -1);
+	(void)weft__fworker_sleep_for(w, -1);
 }
 
-void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
+/* With no fd to wait for, a worker sleeps on a futex word rather than in
+ * the poller: a wake-up is then one futex wake, where the poller's costs
+ * an eventfd write, an epoll return and a read (finding e of issue 26). */
+static bool sleep_on_futex(weft__fworker *w, int64_t timeout)
 {
-	atomic_store(&w->sleeping, 1); /* seq_cst: pairs with push_remote */
-	if (!weft__inbox_empty(&w->inbox)) {
-		atomic_store(&w->sleeping, 0);
-		return;
+	atomic_store(&w->sleeping, SLEEP_FUTEX); /* seq_cst: pairs with wake */
+	bool came = true;
+	if (!atomic_load(&w->kicked) && weft__inbox_empty(&w->inbox)) {
+		if (timeout > 0)
+			weft__timer_slack_fine();
+		if (timeout != 0)
+			weft__futex_wait(&w->kicked, 0, timeout);
+		came = atomic_load(&w->kicked) || !weft__inbox_empty(&w->inbox);
 	}
+	atomic_store_explicit(&w->sleeping, SLEEP_NO, memory_order_relaxed);
+	(void)atomic_exchange(&w->kicked, 0); /* see weft__fworker_sleep_for */
+	return came;
+}
+
+bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
+{
 	int64_t next = weft__timers_next(&w->timers);
 	int64_t timeout = -1;
 	if (next != INT64_MAX) {
@@ -608,7 +638,8 @@ void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 		if (w->virtual_time && w->fd_waits == 0)
 			timeout = 0;
 	}
-	if (max_ns >= 0 && (timeout < 0 || max_ns < timeout))
+	bool bounded = max_ns >= 0 && (timeout < 0 || max_ns < timeout);
+	if (bounded)
 		timeout = max_ns;
 	int64_t asked = w->progress_sleep_ns;
 	w->progress_sleep_ns = -1;
@@ -618,6 +649,14 @@ void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 	weft__count(&w->sleeps, 1);
 	weft__ticker_idle(&w->ticker, true);
 	weft__idle_begin(w->rt, w->index);
+	bool came = true;
+	if (!watching && w->fd_waits == 0) {
+		came = sleep_on_futex(w, timeout) || !bounded;
+		goto woke;
+	}
+	atomic_store(&w->sleeping, SLEEP_POLLER); /* seq_cst: pairs with wake */
+	if (atomic_load(&w->kicked) || !weft__inbox_empty(&w->inbox))
+		goto awake;
 	/* The watching worker polls for the progress functions between short
 	 * sleeps, here rather than through the loop and the model's idle op
 	 * (whose search would spin at each of them), until something else
@@ -642,23 +681,31 @@ void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 		} else {
 			reported = weft__poller_wait(&w->poller, t, fd_ready, w);
 		}
-		if (!watching || reported > 0 || w->poller.woken || !weft__inbox_empty(&w->inbox) ||
-		    (timeout >= 0 && clock_now(w) - start >= timeout))
+		came = reported > 0 || w->poller.woken || !weft__inbox_empty(&w->inbox);
+		if (!watching || came || (timeout >= 0 && clock_now(w) - start >= timeout))
 			break;
 		w->progress_unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
 		asked = weft_progress_poll();
 		if (asked < 0 || progress_came(w))
 			break;
 	}
+	came |= !bounded;
 	if (watching)
 		weft__progress_unwatch(w);
+awake:
+	/* Seen: a kick from now on is for the next sleep. A full barrier
+	 * (exchange) before the caller looks at what it was woken for, so a
+	 * kick that this clears was published before that look. */
+	atomic_store_explicit(&w->sleeping, SLEEP_NO, memory_order_relaxed);
+	(void)atomic_exchange(&w->kicked, 0);
+woke:
 	weft__idle_end(w->rt, w->index);
 	weft__ticker_idle(&w->ticker, false);
-	atomic_store(&w->sleeping, 0);
 	if (w->virtual_time && next != INT64_MAX && next > w->vnow &&
 	    weft__inbox_empty(&w->inbox) &&
 	    atomic_load_explicit(&w->unparks, memory_order_relaxed) == unparks)
 		w->vnow = next;
+	return came;
 }
 
 /* ------------------------------------------------------------ quanta */

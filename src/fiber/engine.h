@@ -138,10 +138,13 @@ struct weft__fworker {
 	uint64_t boost_every, next_boost;
 	bool charges, boosts; /* set by the model before start: the policy's quanta */
 
-	/* Tasks and wake-ups from other threads; sleeping says the worker is
-	 * in (or entering) the poller, so a push must wake it. */
+	/* Tasks and wake-ups from other threads; sleeping says how the worker
+	 * sleeps (or is about to: no, in the poller, on kicked), so a push
+	 * must wake it that way; kicked: a wake-up not yet seen (any thread
+	 * sets it, the worker clears it when it wakes). */
 	WEFT__ALIGNED weft__inbox inbox;
 	_Atomic int sleeping;
+	_Atomic uint32_t kicked;
 
 	/* Written by the worker only (read by sums and stats). */
 	WEFT__ALIGNED _Atomic uint64_t finished, posted, cancelled, switches, sleeps;
@@ -182,8 +185,9 @@ weft__fworker *weft__fworker_self(weft_rt *rt);
  * event, an inbox push or weft__fworker_wake. The caller has announced
  * itself idle and re-checked its own queues after that. */
 void weft__fworker_sleep(weft__fworker *w);
-/* The same, for at most max_ns (a watch; the poller's resolution applies). */
-void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns);
+/* The same, for at most max_ns (a watch); true when something else than
+ * the end of max_ns ended it (a wake-up, an fd, a timer, an inbox push). */
+bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns);
 /* Makes w's current or next sleep return (any thread). */
 void weft__fworker_wake(weft__fworker *w);
 /* Whether w can start a new task now (owner only): true while no stack was

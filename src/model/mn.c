@@ -104,27 +104,24 @@
 #include "fiber/engine.h"
 #include "obs/probes.h"
 
-#define INJECTED_EVERY 61 /* picks between looks at the injection queue first */
+#define INJECTED_EVERY   61 /* picks between looks at the injection queue first */
 /* An idle worker searches (spins) this long before it sleeps, one look
  * every LOOK_PAUSES pauses (~1 us): long enough that a post stream which
  * keeps one spare task about is served without a wake-up each time, short
  * enough that an idle runtime stops burning CPU within tens of us. */
-#define SPIN_NS        50000
-#define LOOK_PAUSES    32
+#define SPIN_NS          50000
+#define LOOK_PAUSES      32
 /* Victims one look of a spinning worker probes: a few at random, not all,
  * so that 15 searchers on 16 CPUs do not each read every owner's deque line
  * every microsecond (each read makes that owner's next post take its line
  * back). The look before sleeping reads them all. */
-#define LOOK_VICTIMS   2
+#define LOOK_VICTIMS     2
 /* Injected tasks a worker moves to its own deque at once when many wait:
  * the others then steal from it instead of all taking the injection lock
  * for every task (Go's globrunqget). */
-#define INJECTED_BATCH 32
-/* The watch: one sleeping worker wakes this often to take lone tasks that
- * their posters left (a post of one task wakes nobody, see above): while
- * some worker is busy, and, more seldom, while all sleep. */
-#define WATCH_BUSY_NS  1000000
-#define WATCH_IDLE_NS  10000000
+#define INJECTED_BATCH   32
+/* A worker that cannot start a task looks whether it can again this often. */
+#define STARVED_SLEEP_NS 1000000
 
 typedef struct mn_worker {
 	weft__fworker fw;
@@ -135,12 +132,9 @@ typedef struct mn_worker {
 	bool prefer_new; /* last pick was a resumed fiber */
 	bool spinning;   /* counted in idle.nspinning */
 	bool recheck;    /* saw a lone new task before sleeping: look once more */
-	bool watched;    /* woke from a watch: look once, do not search */
-	bool has_watch;  /* it is m->watch: kept through its sleeps until it works */
 	uint64_t rng;
-	uint64_t *seen;                /* per victim: its deque's key when one task sat there */
 	int64_t batch_base, batch_end; /* deque indices of the last injected batch */
-	weft__idler idler;
+	weft__idler idler;             /* its part in core/idle.h, lazy steals included */
 } mn_worker;
 
 typedef struct mn {
@@ -155,11 +149,9 @@ typedef struct mn {
 	weft__readyq queue; /* under lock */
 	_Atomic size_t queue_len;
 
-	weft__idle idle;
+	weft__idle idle; /* idle, spinning and awake workers, the watch (core/idle.h) */
 	_Atomic int stopping;
-	_Atomic int watch;  /* index of the worker that watches, or -1 */
 	mn_worker *workers; /* nworkers of them */
-	uint64_t *seen;     /* every worker's seen[], one block */
 } mn;
 
 static mn_worker *of(weft__fworker *w)
@@ -274,42 +266,9 @@ static bool batch_pending(mn_worker *self)
 	       atomic_load_explicit(&self->deque.bottom, memory_order_relaxed) > self->batch_base;
 }
 
-/* Takes the oldest task of victim v for self, under the lazy rule: a
- * surplus (two or more queued) is taken at once; a lone task only once
- * self has seen that very task sit there at its previous look. A lone
- * task is usually the child its poster is about to wait for: taking it at
- * once would turn a push and a pop on one core into a hand-off between
- * two and a park (Cilk's work-first rule, kept from the thief's side).
- * *fresh says a lone task was seen and left for now. */
-static weft_task *steal_from(mn *m, mn_worker *self, int vi, bool *fresh)
-{
-	mn_worker *v = &m->workers[vi];
-	uint64_t key;
-	int64_t n = weft__deque_peek(&v->deque, &key);
-	if (n == 0)
-		return NULL;
-	if (n == 1 && self->seen[vi] != key) {
-		self->seen[vi] = key;
-		*fresh = true;
-		return NULL;
-	}
-	bool lost;
-	do {
-		lost = false;
-		weft_task *t = weft__deque_steal(&v->deque, &lost);
-		if (t) {
-			weft__count(&self->fw.steals, 1);
-			WEFT__PROBE2(task__steal, self->fw.index, 1);
-			weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
-			return t;
-		}
-	} while (lost);
-	*fresh = true; /* emptied while we looked: worth another look */
-	return NULL;
-}
-
 /* Tries `victims` others (all when victims >= nworkers - 1), from a random
- * one on. */
+ * one on, under the lazy-steal rule of core/idle.h. *fresh: a lone task
+ * was seen and left for now, or a race lost: worth another look. */
 static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
 {
 	int n = m->nworkers;
@@ -317,17 +276,22 @@ static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
 		return NULL;
 	weft__count(&self->fw.steal_attempts, 1);
 	self->rng = self->rng * 6364136223846793005ull + 1442695040888963407ull;
-	int start = (int)((self->rng >> 33) % (uint64_t)n);
-	for (int i = 0, tried = 0; i < n && tried < victims; i++) {
-		int vi = (start + i) % n;
-		if (vi == self->fw.index)
-			continue;
-		tried++;
-		weft_task *t = steal_from(m, self, vi, fresh);
-		if (t)
-			return t;
+	int start = (int)((self->rng >> 33) % (uint64_t)(n - 1));
+	int v = weft__idle_find_sitting(&m->idle, &self->idler, start,
+	                                victims < n - 1 ? victims : n - 1, false);
+	if (v < 0) {
+		*fresh |= self->idler.seen_victim >= 0;
+		return NULL;
 	}
-	return NULL;
+	weft_task *t = weft__idle_take_sitting(&m->idle, &self->idler, v);
+	if (!t) {
+		*fresh = true; /* taken while we looked */
+		return NULL;
+	}
+	weft__count(&self->fw.steals, 1);
+	WEFT__PROBE2(task__steal, self->fw.index, 1);
+	weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
+	return t;
 }
 
 /* Whether anything is to be had now, for a worker about to sleep: its own
@@ -364,15 +328,17 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 	bool lone = weft__deque_size_hint(&mw->deque) == 0 && !weft__tls.offering;
 	if (!weft__deque_push(&mw->deque, t))
 		inject(m, t); /* full: let every worker see it */
-	if (lone)
-		return; /* its poster's, most likely: a searcher or the watch takes it if not */
-	/* The task, then the idle counts: a worker going to sleep pays for
-	 * this order with a membarrier (see "No lost wake-up"), else here. */
+	/* The task, then the watch and the idle counts: a worker going to
+	 * sleep pays for this order with a membarrier (see "No lost
+	 * wake-up"), else here. */
 	if (weft__membarrier_usable())
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);
-	if (weft__idle_wanted(&m->idle) && room_for(m, 1))
+	/* A lone post is its poster's, most likely: a searcher or the watch
+	 * takes it if not; with nobody on watch it wakes as any post does. */
+	if ((!lone || weft__watch_vacant(&m->idle)) && weft__idle_wanted(&m->idle) &&
+	    room_for(m, 1))
 		wake_one(m, mw);
 }
 
@@ -450,26 +416,28 @@ static bool surplus(mn *m)
 	return false;
 }
 
-static bool start_spinning(mn *m, mn_worker *mw)
-{
-	if (!room_for(m, 0))
-		return false;
-	int n = atomic_load_explicit(&m->idle.nspinning, memory_order_relaxed);
-	do {
-		if (n >= m->max_spinning)
-			return false;
-	} while (!atomic_compare_exchange_weak(&m->idle.nspinning, &n, n + 1));
-	mw->spinning = true;
-	return true;
-}
-
 /* Stops counting mw as spinning; true when it was the last one. */
 static bool stop_spinning(mn *m, mn_worker *mw)
 {
 	if (!mw->spinning)
 		return false;
 	mw->spinning = false;
-	return atomic_fetch_sub(&m->idle.nspinning, 1) == 1;
+	return weft__idle_stop_search(&m->idle);
+}
+
+/* mw, the watcher, found work and left the watch: a lone post that saw it
+ * watching woke nobody (core/idle.h), so it looks once at every deque.
+ * Only lone posts by other workers can be there, and their posters are
+ * awake; those leave out their fence, hence the membarrier. */
+static void watch_left(mn *m, mn_worker *mw)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&m->idle.awake) <= 1)
+		return; /* nobody else awake: nobody else posts to a deque */
+	if (weft__membarrier_usable())
+		(void)weft__membarrier();
+	if (weft__idle_posts_waiting(&m->idle) && weft__idle_wanted(&m->idle) && room_for(m, 1))
+		wake_one(m, mw);
 }
 
 static weft_task *next(weft__fworker *w)
@@ -481,17 +449,10 @@ static weft_task *next(weft__fworker *w)
 	 * work remains, the next one wakes (ramp up, one at a time). */
 	if (t && stop_spinning(m, mw) && surplus(m) && room_for(m, 1))
 		wake_one(m, mw);
-	if (t && mw->has_watch) {
-		/* Busy now: a sleeper takes the watch over (it goes back to
-		 * sleep with it, there being nothing else for it). */
-		mw->has_watch = false;
-		atomic_store(&m->watch, -1);
-		weft__idler *i = weft__idle_claim_any(&m->idle);
-		if (i) {
-			weft__count(&mw->fw.wakes_sent, 1);
-			kick(i, NULL);
-		}
-	}
+	/* Busy now: the watch is left vacant, not handed on with a wake-up
+	 * (core/idle.h says why): the next lone post wakes a sleeper to it. */
+	if (t && weft__watch_leave(&m->idle, &mw->idler))
+		watch_left(m, mw);
 	return t;
 }
 
@@ -523,6 +484,21 @@ static uint64_t sum_wakes_sent(mn *m)
 
 static const weft__worker_sums sums = {sum_finished, sum_posted};
 
+static weft__deque *deque_of(void *state, int i)
+{
+	mn *m = state;
+	return &m->workers[i].deque;
+}
+
+static void barrier(void *state)
+{
+	(void)state;
+	if (weft__membarrier_usable())
+		(void)weft__membarrier();
+}
+
+static const weft__idle_ops idle_ops = {deque_of, sum_posted, barrier};
+
 /* Idle while it cannot start a task (see pick_local): work it sees
  * elsewhere is for a worker that can, so it passes the watch and a wake-up
  * on rather than keep them (a post from outside that woke it, or the
@@ -533,10 +509,7 @@ static const weft__worker_sums sums = {sum_finished, sum_posted};
 static bool idle_starved(mn *m, mn_worker *mw)
 {
 	(void)stop_spinning(m, mw);
-	if (mw->has_watch) {
-		mw->has_watch = false;
-		atomic_store(&m->watch, -1);
-	}
+	(void)weft__watch_leave(&m->idle, &mw->idler);
 	if (own_work(mw))
 		return true;
 	bool elsewhere = injected_waiting(m);
@@ -549,8 +522,18 @@ static bool idle_starved(mn *m, mn_worker *mw)
 			kick(i, NULL);
 		}
 	}
-	weft__fworker_sleep_for(&mw->fw, WATCH_BUSY_NS);
+	(void)weft__fworker_sleep_for(&mw->fw, STARVED_SLEEP_NS);
 	return true;
+}
+
+/* The poller (or futex) sleep of weft__idle_doze: true when something
+ * else than the end of ns came (a wake-up, an fd, a timer), or when
+ * progress functions are registered: the engine's loop then takes the
+ * progress duty before the next sleep (core/progress.h). */
+static bool doze_sleep(weft__idler *me, int64_t ns, void *ctx)
+{
+	(void)me;
+	return weft__fworker_sleep_for(ctx, ns) || weft__progress_on();
 }
 
 static bool idle(weft__fworker *w)
@@ -565,9 +548,9 @@ static bool idle(weft__fworker *w)
 	bool fresh = false;
 	/* Search for a while, if few others do (or once more, for a lone task
 	 * seen just before sleeping): a look now and then, at a few victims. */
-	if (mw->watched)
-		mw->watched = false; /* a look and back to sleep: the watch is cheap */
-	else if (mw->recheck || mw->spinning || start_spinning(m, mw)) {
+	if (mw->recheck || mw->spinning ||
+	    (room_for(m, 0) &&
+	     (mw->spinning = weft__idle_start_search(&m->idle, m->max_spinning)))) {
 		int64_t until = weft_clock_ns() + SPIN_NS;
 		do {
 			/* Its own inbox is where a wake-up of one of its fibers
@@ -594,32 +577,27 @@ static bool idle(weft__fworker *w)
 	/* A searcher stops counting itself one before it announces (else
 	 * posts would take it for a searcher and wake nobody). */
 	(void)stop_spinning(m, mw);
-	/* Announce, then look everywhere once more (no lost wake-up: a post
-	 * makes its task visible before it reads the idle counts). */
+	/* Announce, take the watch if it is vacant and anyone is awake, then
+	 * look everywhere once more (no lost wake-up: a post makes its task
+	 * visible before it reads the idle counts). */
 	weft__idle_join(&m->idle, &mw->idler);
+	weft__idle_awake(&m->idle, -1);
+	(void)weft__watch_keep(&m->idle, &mw->idler);
 	/* Every poster has now either published its task or will see this
 	 * worker idle (membarrier.h); a barrier that failed leaves this round
 	 * awake. */
 	bool unsure = weft__membarrier_usable() && !weft__membarrier();
 	fresh = false;
-	bool found = look(m, mw, m->nworkers, &fresh);
-	if (!found && !fresh && !unsure && !atomic_load(&m->stopping)) {
-		/* Until work, a timer, an fd event or a kick; the first to
-		 * sleep also keeps the watch. */
-		int none = -1;
-		if (m->nworkers > 1 &&
-		    (mw->has_watch || atomic_compare_exchange_strong(&m->watch, &none, w->index))) {
-			mw->has_watch = true;
-			bool all_idle = atomic_load(&m->idle.nidle) >= m->nworkers;
-			weft__fworker_sleep_for(w, all_idle ? WATCH_IDLE_NS : WATCH_BUSY_NS);
-			mw->watched = true;
-		} else {
-			weft__fworker_sleep(w);
-		}
-	}
-	if (weft__idle_leave(&m->idle, &mw->idler)) {
+	bool found = look(m, mw, m->nworkers, &fresh), claimed;
+	/* Until work, a timer, an fd event or a kick; the watcher in periods,
+	 * looking at the deques after each. */
+	if (!found && !fresh && !unsure && !atomic_load(&m->stopping))
+		claimed = weft__idle_doze(&m->idle, &mw->idler, doze_sleep, &mw->fw);
+	else
+		claimed = weft__idle_leave(&m->idle, &mw->idler);
+	weft__idle_awake(&m->idle, 1);
+	if (claimed) {
 		mw->spinning = true; /* claimed: counted spinning by the waker */
-		mw->watched = false; /* woken for work: search as usual */
 		if (!atomic_load_explicit(&m->stopping, memory_order_relaxed))
 			weft__count(&w->wakes_received, 1); /* not destroy's last call */
 	}
@@ -668,17 +646,6 @@ static size_t workers_size(int n)
 	return (size_t)n * sizeof(mn_worker);
 }
 
-/* Each worker's seen[] in lines of its own (it writes them while looking). */
-static size_t seen_stride(int n)
-{
-	return ((size_t)n + 7) / 8 * 8;
-}
-
-static size_t seen_size(int n)
-{
-	return (size_t)n * seen_stride(n) * sizeof(uint64_t);
-}
-
 static void stop_workers(mn *m, int started)
 {
 	atomic_store(&m->stopping, 1);
@@ -694,7 +661,6 @@ static void mn_release(weft_rt *rt)
 	mn *m = rt->model_state;
 	for (int i = 0; i < m->nworkers; i++)
 		weft__fworker_release(&m->workers[i].fw);
-	weft__free(m->seen, seen_size(m->nworkers));
 	weft__free(m->workers, workers_size(m->nworkers));
 	weft__free(m, sizeof(*m));
 	rt->model_state = NULL;
@@ -713,13 +679,6 @@ static int mn_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	}
 	memset(m->workers, 0, workers_size(n));
-	m->seen = weft__alloc(seen_size(n));
-	if (!m->seen) {
-		weft__free(m->workers, workers_size(n));
-		weft__free(m, sizeof(*m));
-		return WEFT_ENOMEM;
-	}
-	memset(m->seen, 0, seen_size(n));
 	m->rt = rt;
 	m->nworkers = n;
 	/* Searchers: half the workers (Go keeps at most half of the busy
@@ -730,7 +689,7 @@ static int mn_start(weft_rt *rt)
 	m->max_spinning = (cpus < n ? cpus : n) / 2 + 1;
 	m->awake_cap = weft__awake_cap(rt);
 	m->any_priority = rt->cfg.policy == WEFT_POLICY_FIFO;
-	atomic_init(&m->watch, -1);
+	weft__idle_init(&m->idle, &idle_ops, m, n);
 	weft__readyq_init(&m->queue, &rt->cfg);
 	(void)weft__membarrier_init(); /* posters leave out their fence if it works */
 	rt->model_state = m;
@@ -738,7 +697,7 @@ static int mn_start(weft_rt *rt)
 	for (int i = 0; i < n && rc == 0; i++) {
 		mn_worker *mw = &m->workers[i];
 		mw->rng = rt->cfg.seed ^ ((uint64_t)i * 0x9e3779b97f4a7c15ull);
-		mw->seen = m->seen + (size_t)i * seen_stride(n);
+		weft__idler_init(&mw->idler, i);
 		rc = weft__fworker_init(&mw->fw, rt, &ops, m, i);
 	}
 	for (int i = 0; i < n && rc == 0; i++) {
