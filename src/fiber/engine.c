@@ -13,8 +13,10 @@
  * own stack; the next one to run does (reap).
  *
  * Per-thread state that belongs to the running task (weft__tls.task, the
- * preemption guard, the weft_mutex hold count) is saved across every
- * switch by the fiber that switches (switch_away). */
+ * preemption guard, the weft_mutex hold count, errno) is saved across
+ * every switch by the fiber that switches (switch_away), and restored on
+ * whichever worker resumes it (engine.h: fibers that move). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -73,7 +75,7 @@ static weft__fiber *fiber_new(weft__fworker *w)
 	weft__fiber *f = (weft__fiber *)((top - sizeof(weft__fiber)) & ~(uintptr_t)63);
 	memset(f, 0, sizeof(*f));
 	f->stack = s;
-	f->home = w;
+	atomic_init(&f->home, w);
 	f->wait_fd = -1;
 	size_t usable = ((uintptr_t)f - (uintptr_t)s->base) & ~(size_t)15;
 	weft__context_make(&f->ctx, s->base, usable, loop_entry, f);
@@ -86,13 +88,43 @@ static void fiber_free(weft__fworker *w, weft__fiber *f)
 	weft__stack_put(&w->stacks, f->stack);
 }
 
-/* Frees the fiber that ended to let the caller run. */
+/* Stacks that moved away with their fibers leave w's count (see
+ * engine.h); before w's pool is used. */
+static void settle_stacks(weft__fworker *w)
+{
+	if (atomic_load_explicit(&w->stacks_out, memory_order_relaxed))
+		w->stacks.live -= atomic_exchange_explicit(&w->stacks_out, 0, memory_order_relaxed);
+}
+
+/* Right after every switch, on the fiber switched to, with w the worker
+ * it now runs on: the fiber switched away from is saved (on_cpu), and one
+ * that ended is freed. */
 static void reap(weft__fworker *w)
 {
+	if (w->prev) {
+		atomic_store_explicit(&w->prev->on_cpu, 0, memory_order_release);
+		w->prev = NULL;
+	}
 	if (w->zombie) {
+		settle_stacks(w);
 		fiber_free(w, w->zombie);
 		w->zombie = NULL;
 	}
+}
+
+/* The worker the calling fiber runs on now, after a switch that may have
+ * moved it. */
+static weft__fworker *here(weft__fiber *f)
+{
+	return atomic_load_explicit(&f->home, memory_order_relaxed);
+}
+
+/* errno is the thread's: a fiber that moved finds another thread's, so it
+ * is carried across the switch. Out of line: __errno_location is declared
+ * const, and inlined its address could be kept across the switch. */
+__attribute__((noinline)) static void set_errno(int e)
+{
+	errno = e;
 }
 
 /* A loop fiber with a stack of its own: a spare, or a new one; NULL when
@@ -100,8 +132,10 @@ static void reap(weft__fworker *w)
 static weft__fiber *spare_or_new(weft__fworker *w)
 {
 	weft__fiber *f = w->spares;
-	if (!f)
+	if (!f) {
+		settle_stacks(w);
 		return fiber_new(w);
+	}
 	w->spares = f->next_spare;
 	w->nspares--;
 	return f;
@@ -134,6 +168,18 @@ static weft__fiber *loop_fiber(weft__fworker *w)
 /* Bookkeeping for g becoming the running fiber, just before the switch. */
 static inline __attribute__((always_inline)) void enter(weft__fworker *w, weft__fiber *g)
 {
+	weft__fworker *from = atomic_load_explicit(&g->home, memory_order_relaxed);
+	if (__builtin_expect(from != w, 0)) {
+		/* Taken from another worker's queue: its switch away there may
+		 * not be done yet (engine.h). Its stack is counted here now. */
+		while (atomic_load_explicit(&g->on_cpu, memory_order_acquire))
+			weft__cpu_relax();
+		atomic_fetch_add_explicit(&from->stacks_out, 1, memory_order_relaxed);
+		w->stacks.live++;
+		weft__count(&w->moved_in, 1);
+		atomic_store_explicit(&g->home, w, memory_order_relaxed);
+	}
+	atomic_store_explicit(&g->on_cpu, 1, memory_order_relaxed);
 	/* Only a fiber preempted between queueing itself as a waiter and
 	 * parking can be woken while READY: everyone else takes the plain
 	 * store, no locked instruction. */
@@ -189,6 +235,7 @@ static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 	weft__stack_set_current(f->stack, t);
 	trace(w, WEFT__TRACE_BEGIN, t, true);
 	bool ran = weft__run_task(w->rt, t);
+	w = here(f); /* it may have parked and moved */
 	trace(w, WEFT__TRACE_END, NULL, false);
 	weft__count(&w->cancelled, !ran);
 	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
@@ -250,6 +297,7 @@ static void start_elsewhere(weft__fworker *w, weft_task *t)
 		reap(w);
 		return;
 	}
+	settle_stacks(w);
 	if (w->stacks.live == 0) { /* cannot happen (the reserve): never spin */
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 		return;
@@ -301,10 +349,10 @@ static bool progress_before_idle(weft__fworker *w)
 
 /* The worker loop, on the current fiber; returns (on main) when the model
  * says stop. */
-static void loop(weft__fworker *w)
+static void loop(weft__fiber *self)
 {
 	for (;;) {
-		weft__fiber *self = w->current;
+		weft__fworker *w = here(self); /* a task run here may have moved it */
 		weft_task *t = self->first;
 		self->first = NULL;
 		if (!t)
@@ -332,8 +380,19 @@ static void loop(weft__fworker *w)
 static void loop_entry(void *arg)
 {
 	weft__fiber *f = arg;
-	reap(f->home);
-	loop(f->home);
+	reap(here(f));
+	loop(f);
+}
+
+/* Out of line, so the thread pointer is read anew on the worker that
+ * resumed the fiber (a compiler may keep it across the switch). */
+__attribute__((noinline)) static void restore_thread_state(weft_task *task, int nopreempt,
+                                                           int mutexes_held, int saved_errno)
+{
+	weft__tls.mutexes_held = mutexes_held;
+	weft__tls.nopreempt = nopreempt;
+	weft__tls.task = task;
+	set_errno(saved_errno);
 }
 
 /* The running fiber f (with a task) is parked or queued: go on with the
@@ -343,6 +402,7 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 {
 	weft_task *task = weft__tls.task;
 	int nopreempt = weft__tls.nopreempt, mutexes_held = weft__tls.mutexes_held;
+	int saved_errno = errno;
 	trace(w, WEFT__TRACE_END, NULL, false);
 	weft_task *next = pick(w);
 	weft__fiber *g;
@@ -357,11 +417,10 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 		g->first = next;
 	}
 	enter(w, g);
+	w->prev = f;
 	weft__context_switch(&f->ctx, &g->ctx);
-	reap(w);
-	weft__tls.mutexes_held = mutexes_held;
-	weft__tls.nopreempt = nopreempt;
-	weft__tls.task = task;
+	reap(here(f));
+	restore_thread_state(task, nopreempt, mutexes_held, saved_errno);
 }
 
 /* ------------------------------------------------------------ blocking */
@@ -373,7 +432,7 @@ bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
 	weft__fiber *f = weft__fiber_current();
 	if (!f || !f->task || !f->stack || weft__tls.mutexes_held > 0)
 		return false;
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	if (!w->ops->take_awaited ||
 	    (uintptr_t)__builtin_frame_address(0) - (uintptr_t)f->stack->base <
 	            INLINE_STACK_RESERVE)
@@ -395,7 +454,7 @@ bool weft__fiber_take_back(weft_rt *rt, weft_task *t)
 	weft__fiber *f = weft__fiber_current();
 	if (!f || weft__tls.rt != rt)
 		return false;
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	if (!w->ops->take_awaited)
 		return false;
 	weft__tls.nopreempt++;
@@ -410,7 +469,7 @@ bool weft__fiber_take_back(weft_rt *rt, weft_task *t)
 
 void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 {
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	int running = WEFT__FIBER_RUNNING;
 	if (!atomic_compare_exchange_strong(&f->state, &running, WEFT__FIBER_PARKED)) {
@@ -433,7 +492,7 @@ void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 
 bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadline_ns)
 {
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	/* The deadline is on the real clock; only a virtual clock needs it
 	 * moved, since the clock read twice may differ by a preemption. */
@@ -445,28 +504,34 @@ bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadl
 	/* The timer and the waker may both unpark it: the second wake-up
 	 * lands while it is queued (READY_WOKEN) and must be kept. */
 	f->rewakable = true;
+	f->pinned = true; /* its timer is w's */
 	weft__fiber_park(f, why);
 	bool woken = f->wait_result != WEFT_ETIMEDOUT;
 	if (woken)
 		weft__timers_remove(&w->timers, &f->timer);
+	f->pinned = false;
 	weft__tls.nopreempt--;
 	return woken;
 }
 
 void weft__fiber_unpark(weft__fiber *f)
 {
-	weft__fworker *w = f->home; /* read before the fiber can run and end */
-	weft_task *t = f->task;
 	weft__tls.nopreempt++; /* ready may push to this worker's queue */
 	int s = atomic_load(&f->state);
 	for (;;) {
 		if (s == WEFT__FIBER_PARKED) {
+			/* Read once it parked (its worker wrote home before) and
+			 * before the fiber can run and end. */
+			weft__fworker *w = here(f);
+			weft_task *t = f->task;
 			if (atomic_compare_exchange_weak(&f->state, &s, WEFT__FIBER_READY)) {
 				trace(w, WEFT__TRACE_WAKE, NULL, false);
 				atomic_fetch_add_explicit(&w->unparks, 1, memory_order_relaxed);
 				WEFT__PROBE1(fiber__wake, t);
 				if (on_worker(w))
 					w->ops->ready(w, t, WEFT__READY_WOKEN);
+				else if (w->ops->wake)
+					w->ops->wake(w, t);
 				else
 					weft__fworker_push_remote(w, t);
 				break;
@@ -490,7 +555,7 @@ void weft__fiber_unpark(weft__fiber *f)
 void weft__fiber_yield(void)
 {
 	weft__fiber *f = weft__fiber_current();
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	trace(w, WEFT__TRACE_YIELD, NULL, false);
 	/* A fiber that yields is in no wait queue (weft queues a waiter only
@@ -504,17 +569,19 @@ void weft__fiber_yield(void)
 void weft__fiber_sleep(int64_t ns)
 {
 	weft__fiber *f = weft__fiber_current();
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), ns));
+	f->pinned = true; /* its timer is w's */
 	weft__fiber_park(f, WEFT__WAIT_SLEEP);
+	f->pinned = false;
 	weft__tls.nopreempt--;
 }
 
 int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 {
 	weft__fiber *f = weft__fiber_current();
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	if (weft__poller_arm(&w->poller, fd, events, f) != 0) {
 		weft__tls.nopreempt--;
@@ -525,7 +592,9 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	if (timeout_ns >= 0)
 		weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), timeout_ns));
 	w->fd_waits++;
+	f->pinned = true; /* its fd interest and timer are w's */
 	weft__fiber_park(f, WEFT__WAIT_FD);
+	f->pinned = false;
 	w->fd_waits--;
 	f->wait_fd = -1;
 	weft__tls.nopreempt--;
@@ -576,19 +645,18 @@ void weft__fworker_push_remote(weft__fworker *w, weft_task *t)
 weft__fworker *weft__fworker_self(weft_rt *rt)
 {
 	weft__fiber *f = weft__fiber_current();
-	return f && weft__tls.rt == rt ? f->home : NULL;
+	return f && weft__tls.rt == rt ? here(f) : NULL;
 }
 
 /* The kick, then the sleeping mode, both seq_cst; the sleeper stores its
  * mode, then reads the kick (and the inbox): either it sees the kick, or
- * the kick sees it asleep and wakes it the way it sleeps. An awake worker
- * costs the waker one store and one load. */
+ * the kick sees it asleep and wakes it the way it sleeps. The kick is an
+ * exchange: whatever the waker queued before it is seen by the sleeper's
+ * clearing exchange and the looks after it, or the kick survives that
+ * clearing and ends the next sleep. */
 void weft__fworker_wake(weft__fworker *w)
 {
-	if (atomic_load_explicit(&w->kicked, memory_order_relaxed) == 0)
-		atomic_store(&w->kicked, 1);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
+	(void)atomic_exchange(&w->kicked, 1);
 	int how = atomic_load(&w->sleeping);
 	if (how == SLEEP_FUTEX)
 		weft__futex_wake(&w->kicked, 1);
@@ -817,7 +885,7 @@ static void *worker_main(void *arg)
 	start_quantum_clock(w);
 	w->current = &w->main;
 	weft__tls.fiber = &w->main;
-	loop(w);
+	loop(&w->main);
 	reap(w);
 	while (w->spares) {
 		weft__fiber *f = w->spares;
@@ -843,7 +911,7 @@ int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops
 	w->ops = ops;
 	w->model = model;
 	w->index = index;
-	w->main.home = w;
+	atomic_init(&w->main.home, w);
 	w->main.wait_fd = -1;
 	weft__timers_init(&w->timers);
 	w->progress_sleep_ns = -1;

@@ -10,17 +10,30 @@
  * task waits, yields or is preempted does its fiber stay with it, and the
  * worker continues on another fiber (a spare, a new one, or the worker's
  * own thread stack, which never runs tasks and so is always free to go
- * on). A fiber stays on the worker that started it: only unstarted tasks
- * move between workers, so stacks, timers and pollers stay per worker.
+ * on).
+ *
+ * Fibers that move. A fiber's home is the worker it runs on or last ran
+ * on; a woken or yielded fiber is queued there (the model's queue), and a
+ * model may let another worker take it from that queue and resume it
+ * (mn does, when the home is busy). What stays with a worker: its timers
+ * and poller, so a fiber with a timer or fd interest armed (a sleep, a
+ * timed park, an fd wait) is pinned until that wait is over (pinned);
+ * its stacks (a moved fiber's stack is counted in the pool of the worker
+ * it ends on, stacks_out settles the count). What the engine re-reads
+ * after every switch: the current worker (f->home) and weft__tls; it
+ * saves and restores errno, the task, the preemption guard and the mutex
+ * hold count across it (switch_away).
  *
  * Parking is one atomic step on the fiber's state: RUNNING -> PARKED by
  * CAS (an unpark that came first left WOKEN, and then the fiber does not
- * park). A woken fiber is resumed only by its own worker, and that worker
- * is the thread doing the park, so it cannot resume the fiber before the
- * switch away has saved it: no second phase is needed. An unpark that
- * finds the fiber queued to run again (yielded or preempted after it
- * queued itself as a waiter) leaves READY_WOKEN, which its next park
- * consumes. */
+ * park). The switch away from a parked or queued fiber may still be under
+ * way on its home when a waker queues it and another worker takes it:
+ * on_cpu says so (set when a worker enters a fiber, cleared by that
+ * worker once the switch away from it has saved it), and a worker
+ * resuming a fiber from elsewhere waits for it to clear (a few hundred
+ * ns at most; Linux's p->on_cpu). An unpark that finds the fiber queued
+ * to run again (yielded or preempted after it queued itself as a waiter)
+ * leaves READY_WOKEN, which its next park consumes. */
 #ifndef WEFT_SRC_FIBER_ENGINE_H
 #define WEFT_SRC_FIBER_ENGINE_H
 
@@ -60,9 +73,13 @@ typedef struct weft__fworker weft__fworker;
 typedef struct weft__fiber {
 	weft__context ctx;
 	weft__stack *stack; /* NULL for the worker's own thread stack */
-	weft__fworker *home;
-	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
-	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
+	/* The worker it runs on or last ran on: written by the worker that
+	 * enters it, read by wakers once it parked. */
+	_Atomic(weft__fworker *) home;
+	_Atomic int on_cpu; /* entered, and the switch away from it not done */
+	bool pinned;        /* a timer or fd interest at home: may not move */
+	weft_task *task;    /* the task on it, NULL while it runs the worker loop */
+	weft_task *first;   /* a new loop fiber: the task to start first, or NULL */
 	_Atomic int state;
 	/* Queued while a second wake-up may still come (a tick queued it, or a
 	 * timed park whose timer and waker both fire): it may be READY_WOKEN. */
@@ -103,6 +120,10 @@ typedef struct weft__fiber_ops {
 	void (*charge)(weft__fworker *w, weft_task *t);
 	/* Optional: mlfq's periodic boost. */
 	void (*boost)(weft__fworker *w);
+	/* Optional, any thread but w's: t's fiber, last on w, was woken; queue
+	 * it (where other workers may take it) and wake whom it takes. Without
+	 * it: w's inbox, waking w if it sleeps. */
+	void (*wake)(weft__fworker *w, weft_task *t);
 } weft__fiber_ops;
 
 struct weft__fworker {
@@ -119,6 +140,7 @@ struct weft__fworker {
 	int nspares;
 	bool stack_refused;  /* the last stack asked for was refused (see can_start) */
 	weft__fiber *zombie; /* ended; freed by whoever runs next */
+	weft__fiber *prev;   /* switched away from: its on_cpu is cleared after */
 	weft__stack_pool stacks;
 	weft__timers timers;
 	weft__poller poller;
@@ -153,6 +175,10 @@ struct weft__fworker {
 	 * looks before sleeping, wake-ups this worker sent and received. */
 	_Atomic uint64_t steal_attempts, spins, wakes_sent, wakes_received;
 	WEFT__ALIGNED _Atomic uint64_t unparks; /* any thread: an atomic add */
+	/* Stacks of fibers that moved to other workers (they add them to
+	 * their own count): the owner subtracts them from stacks.live. */
+	_Atomic size_t stacks_out;
+	_Atomic uint64_t moved_in; /* fibers taken from other workers (worker only) */
 
 	/* The progress duty (core/progress.h), worker only: the spin, the
 	 * longest the next sleep may last (negative: no limit), and unparks
@@ -201,6 +227,13 @@ void weft__fworker_wake(weft__fworker *w);
 bool weft__fworker_can_start(weft__fworker *w);
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
+/* Whether t's fiber, queued to resume on another worker, may move to the
+ * caller's (no timer or fd interest armed). Under the queue's lock. */
+static inline bool weft__fiber_movable(const weft_task *t)
+{
+	const weft__fiber *f = t->fiber_;
+	return f && !f->pinned;
+}
 
 /* Adds w's counters into *s (the model's stats op). */
 void weft__fworker_stats(weft__fworker *w, weft_stats *s);

@@ -92,6 +92,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/completion.h"
 #include "core/deque.h"
 #include "core/idle.h"
@@ -120,14 +121,26 @@
  * the others then steal from it instead of all taking the injection lock
  * for every task (Go's globrunqget). */
 #define INJECTED_BATCH   32
+/* A fiber queued on a worker this long (seen at two looks) may be taken by
+ * another (see "Fibers that move"). */
+#define MOVE_SIT_NS      2000
 /* A worker that cannot start a task looks whether it can again this often. */
 #define STARVED_SLEEP_NS 1000000
 
 typedef struct mn_worker {
 	weft__fworker fw;
 	weft__deque deque;
+	/* Started fibers to run again (woken, yielded, preempted), FIFO: the
+	 * owner and wakers from other threads queue them, the owner takes
+	 * them, and so do other workers, the movable ones that sat there (see
+	 * "Fibers that move"). */
+	WEFT__ALIGNED weft__lock rlock;
+	weft__task_list resume; /* under rlock */
+	_Atomic int nresume;    /* its length: written under rlock, read without */
 	/* Owner only. */
-	weft__task_list resume; /* started fibers to run again, FIFO */
+	weft_task *rseen; /* a fiber seen queued on a victim's resume queue, */
+	int rseen_victim; /* that victim, */
+	int64_t rseen_ns; /* and when */
 	unsigned picks;
 	bool prefer_new; /* last pick was a resumed fiber */
 	bool spinning;   /* counted in idle.nspinning */
@@ -202,8 +215,8 @@ static bool injected_waiting(mn *m)
 
 static bool own_work(mn_worker *self)
 {
-	return self->resume.head || !weft__inbox_empty(&self->fw.inbox) ||
-	       weft__deque_size_hint(&self->deque) > 0;
+	return atomic_load_explicit(&self->nresume, memory_order_relaxed) ||
+	       !weft__inbox_empty(&self->fw.inbox) || weft__deque_size_hint(&self->deque) > 0;
 }
 
 /* ------------------------------------------------------------ queues */
@@ -266,6 +279,84 @@ static bool batch_pending(mn_worker *self)
 	       atomic_load_explicit(&self->deque.bottom, memory_order_relaxed) > self->batch_base;
 }
 
+/* ------------------------------------------------------------ fibers */
+
+static void resume_push(mn_worker *mw, weft_task *t)
+{
+	weft__lock_acquire(&mw->rlock);
+	weft__task_list_append(&mw->resume, t);
+	atomic_store_explicit(&mw->nresume, mw->nresume + 1, memory_order_relaxed);
+	weft__lock_release(&mw->rlock);
+}
+
+static weft_task *resume_pop(mn_worker *mw)
+{
+	if (!atomic_load_explicit(&mw->nresume, memory_order_relaxed))
+		return NULL;
+	weft__lock_acquire(&mw->rlock);
+	weft_task *t = weft__task_list_pop(&mw->resume);
+	if (t)
+		atomic_store_explicit(&mw->nresume, mw->nresume - 1, memory_order_relaxed);
+	weft__lock_release(&mw->rlock);
+	return t;
+}
+
+/* The oldest movable fiber queued on v, if self saw that very one there at
+ * least MOVE_SIT_NS ago (the lazy rule of core/idle.h, for fibers: one its
+ * worker is about to resume stays). Under v's lock. */
+static weft_task *take_fiber(mn_worker *self, mn_worker *v, int vi, bool *fresh)
+{
+	weft_task *prev = NULL, *t = v->resume.head;
+	while (t && !weft__fiber_movable(t)) {
+		prev = t;
+		t = t->next_;
+	}
+	if (!t)
+		return NULL;
+	int64_t now = weft__now_ns();
+	if (t != self->rseen || vi != self->rseen_victim) {
+		self->rseen = t;
+		self->rseen_victim = vi;
+		self->rseen_ns = now;
+		*fresh = true;
+		return NULL;
+	}
+	if (now - self->rseen_ns < MOVE_SIT_NS) {
+		*fresh = true;
+		return NULL;
+	}
+	if (prev)
+		prev->next_ = t->next_;
+	else
+		v->resume.head = t->next_;
+	if (v->resume.tail == t)
+		v->resume.tail = prev;
+	atomic_store_explicit(&v->nresume, v->nresume - 1, memory_order_relaxed);
+	self->rseen = NULL;
+	return t;
+}
+
+/* A fiber queued on a busy worker, for self (see "Fibers that move"):
+ * victims others from start on. */
+static weft_task *steal_fiber(mn *m, mn_worker *self, int start, int victims, bool *fresh)
+{
+	int n = m->nworkers;
+	for (int k = 0; k < victims && k < n - 1; k++) {
+		int vi = (self->fw.index + 1 + (start + k) % (n - 1)) % n;
+		mn_worker *v = &m->workers[vi];
+		if (!atomic_load_explicit(&v->nresume, memory_order_relaxed))
+			continue;
+		weft__lock_acquire(&v->rlock);
+		weft_task *t = take_fiber(self, v, vi, fresh);
+		weft__lock_release(&v->rlock);
+		if (t) {
+			weft__count(&self->fw.steals, 1);
+			return t;
+		}
+	}
+	return NULL;
+}
+
 /* Tries `victims` others (all when victims >= nworkers - 1), from a random
  * one on, under the lazy-steal rule of core/idle.h. *fresh: a lone task
  * was seen and left for now, or a race lost: worth another look. */
@@ -281,7 +372,7 @@ static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
 	                                victims < n - 1 ? victims : n - 1, false);
 	if (v < 0) {
 		*fresh |= self->idler.seen_victim >= 0;
-		return NULL;
+		return steal_fiber(m, self, start, victims, fresh);
 	}
 	weft_task *t = weft__idle_take_sitting(&m->idle, &self->idler, v);
 	if (!t) {
@@ -310,7 +401,9 @@ static bool look(mn *m, mn_worker *self, int victims, bool *fresh)
 	weft_task *t = steal(m, self, victims, fresh);
 	if (!t)
 		return false;
-	if (!weft__deque_push(&self->deque, t)) /* cannot be full: it was empty */
+	if (t->fiber_)
+		resume_push(self, t);                /* a fiber that moves */
+	else if (!weft__deque_push(&self->deque, t)) /* cannot be full: it was empty */
 		inject(m, t);
 	return true;
 }
@@ -322,7 +415,16 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 	mn_worker *mw = of(w);
 	mn *m = model_of(w);
 	if (how != WEFT__READY_POSTED) {
-		weft__task_list_append(&mw->resume, t);
+		resume_push(mw, t);
+		/* Woken while this worker runs another fiber, or yielded
+		 * behind one: it waits, so a sleeper may come and take it
+		 * (Go's ready wakes one too); a look first, it sits a while. */
+		if (how == WEFT__READY_WOKEN ||
+		    atomic_load_explicit(&mw->nresume, memory_order_relaxed) > 1) {
+			atomic_thread_fence(memory_order_seq_cst);
+			if (weft__idle_wanted(&m->idle) && room_for(m, 1))
+				wake_one(m, mw);
+		}
 		return;
 	}
 	bool lone = weft__deque_size_hint(&mw->deque) == 0 && !weft__tls.offering;
@@ -385,14 +487,14 @@ static weft_task *pick_local(mn *m, mn_worker *mw)
 	if (++mw->picks % INJECTED_EVERY == 0 && !batch_pending(mw) &&
 	    weft__fworker_can_start(&mw->fw) && (t = take_injected(m, mw)))
 		return t;
-	if (mw->resume.head && !(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0)) {
+	if (!(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0) && (t = resume_pop(mw))) {
 		mw->prefer_new = true;
-		return weft__task_list_pop(&mw->resume);
+		return t;
 	}
 	mw->prefer_new = false;
 	if ((t = weft__deque_pop(&mw->deque)))
 		return t;
-	if ((t = weft__task_list_pop(&mw->resume))) {
+	if ((t = resume_pop(mw))) {
 		mw->prefer_new = true;
 		return t;
 	}
@@ -565,6 +667,7 @@ static bool idle(weft__fworker *w)
 			for (int k = 0; k < LOOK_PAUSES; k++) {
 				weft__cpu_relax();
 				if (!weft__inbox_empty(&w->inbox) ||
+				    atomic_load_explicit(&mw->nresume, memory_order_relaxed) ||
 				    (loop_outside && !weft__inbox_empty(&m->injected)))
 					return true;
 			}
@@ -605,7 +708,20 @@ static bool idle(weft__fworker *w)
 	return true;
 }
 
+/* A fiber of w's woken by another thread: onto w's resume queue, and w
+ * woken if it sleeps; if w is busy (awake, not searching), a sleeper may
+ * come and take it (it sits there a look first). */
+static void on_wake(weft__fworker *w, weft_task *t)
+{
+	mn *m = model_of(w);
+	resume_push(of(w), t);
+	weft__fworker_wake(w);
+	if (weft__idle_wanted(&m->idle) && room_for(m, 1))
+		wake_one(m, NULL);
+}
+
 static const weft__fiber_ops ops = {
+        .wake = on_wake,
         .ready = on_ready,
         .next = next,
         .idle = idle,
@@ -698,6 +814,7 @@ static int mn_start(weft_rt *rt)
 		mn_worker *mw = &m->workers[i];
 		mw->rng = rt->cfg.seed ^ ((uint64_t)i * 0x9e3779b97f4a7c15ull);
 		weft__idler_init(&mw->idler, i);
+		mw->rseen_victim = -1;
 		rc = weft__fworker_init(&mw->fw, rt, &ops, m, i);
 	}
 	for (int i = 0; i < n && rc == 0; i++) {
