@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/clock.h"
 #include "core/inbox.h"
 #include "core/internal.h"
 #include "core/progress.h"
@@ -225,6 +226,15 @@ void weft__fworker_wake(weft__fworker *w);
  * then not take work from elsewhere (steal, its shared queue), which w
  * could only set aside while other workers could have started it. */
 bool weft__fworker_can_start(weft__fworker *w);
+/* w's clock: the real one, or its virtual time (worker only). */
+static inline int64_t weft__fworker_now(const weft__fworker *w)
+{
+	return w->virtual_time ? w->vnow : weft__now_ns();
+}
+/* Wakes the fibers whose timers expired (worker only; engine_sleep.c). */
+void weft__fworker_expire_timers(weft__fworker *w);
+/* Whether work came for w since its progress duty began (progress.h). */
+bool weft__fworker_progress_came(void *ctx);
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
 /* Whether t's fiber, queued to resume on another worker, may move to the

@@ -12,10 +12,8 @@
  *            subtrees); a Chase-Lev deque, so a post is a store and a
  *            fence, with no lock and nothing shared written;
  *   resume   started fibers to run again (woken, yielded, preempted), FIFO,
- *            owner only: a fiber stays on the worker that started it (as
- *            marl does), which keeps its stack, timers, fd interest and
- *            per-thread state with one worker; wake-ups from other threads
- *            reach it through the worker's inbox;
+ *            under a small lock: the owner and wakers from other threads
+ *            queue them, the owner and thieves take them (below);
  * and for all of them the injection queue: posts from threads that are not
  * workers (a lock-free inbox, moved under the lock into the policy's
  * queue, so the policy orders them), and the overflow of full deques.
@@ -26,63 +24,64 @@
  * a yield loop nor a stream of new tasks starves the other); then the
  * injection queue (taking a batch onto its deque when many wait, so the
  * others steal from it rather than all take the injection lock per task);
- * then it steals from the other deques, from a random victim on.
+ * then it steals from the other deques, then the other resume queues, from
+ * a random victim on.
  *
- * Searching and sleeping. What makes a runtime slower on 16 cores than on
- * one is work that moves between cores when it need not, and lines that
- * every core writes or reads per operation. So:
+ * Fibers that move. A woken fiber is queued on the worker it last ran on
+ * (a wake-up from another thread too: op wake), a yielded one on its own;
+ * there it resumes when that worker next picks, unless another worker
+ * takes it first: a thief takes the oldest movable fiber of a victim's
+ * resume queue once it saw that very one there at two looks MOVE_SIT_NS
+ * apart, i.e. when its worker is busy with something else (Go and Tokio
+ * move a woken task to whichever worker is free; Go's ready also wakes a
+ * sleeper, and so does a local wake-up or a yield behind another fiber
+ * here). So long-lived tasks that wait often (connections, pipeline
+ * stages) spread over the workers instead of staying where they started.
+ * What moves is the fiber with its stack; what does not: a fiber with a
+ * timer or fd interest armed on its worker (a sleep, a timed wait, an fd
+ * wait) is pinned until that is over (the timer fired or was removed, the
+ * fd reported), and the engine re-reads the worker and the thread's state
+ * after every switch, carrying errno (engine.h; docs/fibers.md says what a
+ * __thread variable does to a task that moves).
+ *
+ * Searching and sleeping follow core/idle.h, shared with threads: what
+ * makes a runtime slower on 16 cores than on one is work that moves
+ * between cores when it need not, and lines every core writes or reads
+ * per operation. So:
  *   - a join that nobody stole is a pop of the worker's own deque: the
  *     awaited task is looked for AWAITED_DEPTH deep (the plain fork, post
  *     a, post b, wait a, waits first for the one under the newest), and
  *     weft_fork_join takes its b back with one pop (model op take_back);
- *   - a thief takes a surplus (two or more queued) at once, but a lone task
- *     only when it saw that very task sit there at its previous look (the
- *     deque's push counter and top, per victim): a lone task is nearly
- *     always the child its poster waits for next, and taking it would turn
- *     a push and a pop on one core into a hand-off, a park and a wake-up
- *     (Cilk's work-first rule, from the thief's side). A task its poster
- *     does not come back to is still taken, a look (~1 us) later;
- *   - a post of one task onto an empty deque wakes nobody: its poster
- *     nearly always waits for it next (the chain of spawn-joins), and a
- *     woken worker would only search, find nothing and sleep again, ever
- *     and again. A second task, or an offer (weft_fork_join's b, a loop's
- *     half: the poster runs something else first), may wake one;
+ *   - thieves follow the lazy rule (a surplus at once, a lone task once it
+ *     sat 1 us) and a lone post (one task onto an empty deque) wakes
+ *     nobody while the watch is on duty: its poster nearly always waits
+ *     for it next (the chain of spawn-joins). A second task, or an offer
+ *     (weft_fork_join's b, a loop's half), may wake one;
  *   - a worker that runs out of work searches (spins) for SPIN_NS, one look
  *     per microsecond at LOOK_VICTIMS random victims and the injection
- *     queue, if fewer than max_spinning (half the CPUs, plus one)
- *     already search; a post wakes a sleeper only when nobody searches
- *     (idle.h), and a searcher that finds work wakes the next sleeper only
- *     if it was the last searcher and a surplus remains (ramp-up one worker
- *     at a time, as Go does). So a post from a task costs a store and two
- *     reads of lines that change only when workers go to sleep or wake (the
- *     fence that orders them is paid by the worker going to sleep, with a
- *     membarrier, where the kernel has it); a chain of spawn-joins wakes
- *     nobody, and the owner's deque line is read by at most max_spinning
- *     searchers, a few times a microsecond between them, however many
- *     workers there are;
- *   - the watch: the first worker to sleep keeps it, and sleeps for at
- *     most WATCH_BUSY_NS (WATCH_IDLE_NS when every worker sleeps), then
- *     looks once, without searching: a lone task whose poster went on with
- *     something long (or blocked its thread) is taken within two watches.
- *     When the watcher finds work it hands the watch to a sleeper (a kick).
+ *     queue, if fewer than max_spinning (half the CPUs, plus one) already
+ *     search; a post wakes a sleeper only when nobody searches, and a
+ *     searcher that finds work wakes the next one only if it was the last
+ *     searcher and a surplus remains (ramp-up one at a time, as Go does).
+ *     So a post from a task costs a store and a few reads of lines that
+ *     change only when workers sleep or wake (the fence that orders them
+ *     is paid by the worker going to sleep, with a membarrier where the
+ *     kernel has it), and a chain of spawn-joins wakes nobody.
  *
  * No lost wake-up, i.e. never every worker asleep while a task sits where
  * only sleepers could take it: a post makes its task visible (deque store;
- * or the inbox's seq_cst CAS) before it reads the idle counts, and a
- * worker about to sleep stops counting itself a searcher, joins the idle
- * list and then, after a membarrier (or with the posters' fence where the
- * kernel has none), looks everywhere once more: its own queues, the
- * injection queue and every deque. Either the poster saw it idle and
- * nobody searching, and wakes a sleeper, or the last look sees the task.
- * A lone task the last look sees but may not take yet (seen for the first
- * time) does not let the worker sleep: it looks again a microsecond later
- * and takes it then, unless its owner did. A lone post that woke nobody is
- * still its poster's (a worker only idles with an empty deque, so the
- * poster runs it at the latest when it next picks), and the watch bounds
- * how long it waits when the poster does not come back. Wake-ups of a
- * parked fiber go through its worker's inbox, which the engine pairs with
- * the worker's sleeping flag. tests/test_join.c (lone_child_found,
- * bursts_never_strand) is the stress that would catch a lost wake-up.
+ * or the inbox's seq_cst CAS) before it reads the watch and idle counts,
+ * and a worker about to sleep stops counting itself a searcher, joins the
+ * idle list, takes the watch if it is vacant and anyone is awake, and
+ * then, after a membarrier (or with the posters' fence where the kernel
+ * has none), looks everywhere once more. Either the poster saw it idle
+ * and nobody searching, and wakes a sleeper, or the last look sees the
+ * task; a lone task seen there for the first time keeps it awake a look
+ * longer. A lone post that woke nobody is its poster's or the watcher's
+ * (idle.h). A woken fiber is on its worker's resume queue before the
+ * worker is kicked (engine: the kick's exchange pairs with the sleep's).
+ * tests/test_join.c (lone_child_found, bursts_never_strand) and
+ * tests/test_idle.c are the stresses that would catch a lost wake-up.
  *
  * Policies: priority and fifo order the injection queue, i.e. the tasks
  * posted from outside; tasks posted by tasks run work-first on their
@@ -94,88 +93,11 @@
 
 #include "core/clock.h"
 #include "core/completion.h"
-#include "core/deque.h"
-#include "core/idle.h"
-#include "core/internal.h"
-#include "core/lock.h"
 #include "core/membarrier.h"
 #include "core/observe.h"
 #include "core/spin.h"
-#include "core/task_list.h"
-#include "fiber/engine.h"
+#include "model/mn.h"
 #include "obs/probes.h"
-
-#define INJECTED_EVERY   61 /* picks between looks at the injection queue first */
-/* An idle worker searches (spins) this long before it sleeps, one look
- * every LOOK_PAUSES pauses (~1 us): long enough that a post stream which
- * keeps one spare task about is served without a wake-up each time, short
- * enough that an idle runtime stops burning CPU within tens of us. */
-#define SPIN_NS          50000
-#define LOOK_PAUSES      32
-/* Victims one look of a spinning worker probes: a few at random, not all,
- * so that 15 searchers on 16 CPUs do not each read every owner's deque line
- * every microsecond (each read makes that owner's next post take its line
- * back). The look before sleeping reads them all. */
-#define LOOK_VICTIMS     2
-/* Injected tasks a worker moves to its own deque at once when many wait:
- * the others then steal from it instead of all taking the injection lock
- * for every task (Go's globrunqget). */
-#define INJECTED_BATCH   32
-/* A fiber queued on a worker this long (seen at two looks) may be taken by
- * another (see "Fibers that move"). */
-#define MOVE_SIT_NS      2000
-/* A worker that cannot start a task looks whether it can again this often. */
-#define STARVED_SLEEP_NS 1000000
-
-typedef struct mn_worker {
-	weft__fworker fw;
-	weft__deque deque;
-	/* Started fibers to run again (woken, yielded, preempted), FIFO: the
-	 * owner and wakers from other threads queue them, the owner takes
-	 * them, and so do other workers, the movable ones that sat there (see
-	 * "Fibers that move"). */
-	WEFT__ALIGNED weft__lock rlock;
-	weft__task_list resume; /* under rlock */
-	_Atomic int nresume;    /* its length: written under rlock, read without */
-	/* Owner only. */
-	weft_task *rseen; /* a fiber seen queued on a victim's resume queue, */
-	int rseen_victim; /* that victim, */
-	int64_t rseen_ns; /* and when */
-	unsigned picks;
-	bool prefer_new; /* last pick was a resumed fiber */
-	bool spinning;   /* counted in idle.nspinning */
-	bool recheck;    /* saw a lone new task before sleeping: look once more */
-	uint64_t rng;
-	int64_t batch_base, batch_end; /* deque indices of the last injected batch */
-	weft__idler idler;             /* its part in core/idle.h, lazy steals included */
-} mn_worker;
-
-typedef struct mn {
-	weft_rt *rt;
-	int nworkers;
-	int max_spinning;
-	int awake_cap;     /* the workers, or the CPUs when there are more CPUs */
-	bool any_priority; /* fifo: batches need not share a priority */
-
-	WEFT__ALIGNED weft__inbox injected; /* outside posts, not yet queued */
-	WEFT__ALIGNED weft__lock lock;
-	weft__readyq queue; /* under lock */
-	_Atomic size_t queue_len;
-
-	weft__idle idle; /* idle, spinning and awake workers, the watch (core/idle.h) */
-	_Atomic int stopping;
-	mn_worker *workers; /* nworkers of them */
-} mn;
-
-static mn_worker *of(weft__fworker *w)
-{
-	return WEFT__CONTAINER(w, mn_worker, fw);
-}
-
-static mn *model_of(weft__fworker *w)
-{
-	return w->model;
-}
 
 /* ------------------------------------------------------------ waking */
 
@@ -207,182 +129,10 @@ static bool room_for(mn *m, int extra)
 	return weft__room_beside_helpers(m->rt, awake + extra, m->awake_cap);
 }
 
-static bool injected_waiting(mn *m)
-{
-	return !weft__inbox_empty(&m->injected) ||
-	       atomic_load_explicit(&m->queue_len, memory_order_relaxed) != 0;
-}
-
 static bool own_work(mn_worker *self)
 {
 	return atomic_load_explicit(&self->nresume, memory_order_relaxed) ||
 	       !weft__inbox_empty(&self->fw.inbox) || weft__deque_size_hint(&self->deque) > 0;
-}
-
-/* ------------------------------------------------------------ queues */
-
-static void inject(mn *m, weft_task *t)
-{
-	weft__lock_acquire(&m->lock);
-	weft__readyq_push(&m->queue, t);
-	atomic_store_explicit(&m->queue_len, m->queue.len, memory_order_relaxed);
-	weft__lock_release(&m->lock);
-}
-
-/* One task from the injection queue, in the policy's order. When many
- * wait and other workers could share them, a batch more of the same
- * priority (any, under fifo) goes onto the taker's deque in order (the
- * best is popped first), where idle workers steal from it rather than all
- * take the injection lock for every task (Go's globrunqget). The price: a
- * task posted later with a more urgent priority may wait for the batch
- * (INJECTED_BATCH tasks at most). */
-static weft_task *take_injected(mn *m, mn_worker *self)
-{
-	if (!injected_waiting(m))
-		return NULL;
-	weft__lock_acquire(&m->lock);
-	for (weft_task *t = weft__inbox_take(&m->injected); t;) {
-		weft_task *next = t->next_;
-		weft__readyq_push(&m->queue, t);
-		t = next;
-	}
-	weft_task *t = weft__readyq_pop(&m->queue);
-	size_t want = m->nworkers > 1 ? m->queue.len / (size_t)m->nworkers : 0, batch = 0;
-	want = want > INJECTED_BATCH ? INJECTED_BATCH : want;
-	weft_task *more[INJECTED_BATCH];
-	while (t && batch < want) {
-		weft_task *x = weft__readyq_pop(&m->queue);
-		if (!m->any_priority && x->priority_ != t->priority_) {
-			weft__readyq_unpop(&m->queue, x);
-			break;
-		}
-		more[batch++] = x;
-	}
-	atomic_store_explicit(&m->queue_len, m->queue.len, memory_order_relaxed);
-	weft__lock_release(&m->lock);
-	if (batch > 0) {
-		self->batch_base = atomic_load_explicit(&self->deque.bottom, memory_order_relaxed);
-		self->batch_end = self->batch_base + (int64_t)batch;
-	}
-	while (batch > 0) {
-		if (!weft__deque_push(&self->deque, more[--batch])) {
-			inject(m, more[batch]); /* full: back where every worker sees it */
-		}
-	}
-	return t;
-}
-
-/* Whether tasks of the last batch self took are still on its deque. */
-static bool batch_pending(mn_worker *self)
-{
-	return atomic_load_explicit(&self->deque.top, memory_order_relaxed) < self->batch_end &&
-	       atomic_load_explicit(&self->deque.bottom, memory_order_relaxed) > self->batch_base;
-}
-
-/* ------------------------------------------------------------ fibers */
-
-static void resume_push(mn_worker *mw, weft_task *t)
-{
-	weft__lock_acquire(&mw->rlock);
-	weft__task_list_append(&mw->resume, t);
-	atomic_store_explicit(&mw->nresume, mw->nresume + 1, memory_order_relaxed);
-	weft__lock_release(&mw->rlock);
-}
-
-static weft_task *resume_pop(mn_worker *mw)
-{
-	if (!atomic_load_explicit(&mw->nresume, memory_order_relaxed))
-		return NULL;
-	weft__lock_acquire(&mw->rlock);
-	weft_task *t = weft__task_list_pop(&mw->resume);
-	if (t)
-		atomic_store_explicit(&mw->nresume, mw->nresume - 1, memory_order_relaxed);
-	weft__lock_release(&mw->rlock);
-	return t;
-}
-
-/* The oldest movable fiber queued on v, if self saw that very one there at
- * least MOVE_SIT_NS ago (the lazy rule of core/idle.h, for fibers: one its
- * worker is about to resume stays). Under v's lock. */
-static weft_task *take_fiber(mn_worker *self, mn_worker *v, int vi, bool *fresh)
-{
-	weft_task *prev = NULL, *t = v->resume.head;
-	while (t && !weft__fiber_movable(t)) {
-		prev = t;
-		t = t->next_;
-	}
-	if (!t)
-		return NULL;
-	int64_t now = weft__now_ns();
-	if (t != self->rseen || vi != self->rseen_victim) {
-		self->rseen = t;
-		self->rseen_victim = vi;
-		self->rseen_ns = now;
-		*fresh = true;
-		return NULL;
-	}
-	if (now - self->rseen_ns < MOVE_SIT_NS) {
-		*fresh = true;
-		return NULL;
-	}
-	if (prev)
-		prev->next_ = t->next_;
-	else
-		v->resume.head = t->next_;
-	if (v->resume.tail == t)
-		v->resume.tail = prev;
-	atomic_store_explicit(&v->nresume, v->nresume - 1, memory_order_relaxed);
-	self->rseen = NULL;
-	return t;
-}
-
-/* A fiber queued on a busy worker, for self (see "Fibers that move"):
- * victims others from start on. */
-static weft_task *steal_fiber(mn *m, mn_worker *self, int start, int victims, bool *fresh)
-{
-	int n = m->nworkers;
-	for (int k = 0; k < victims && k < n - 1; k++) {
-		int vi = (self->fw.index + 1 + (start + k) % (n - 1)) % n;
-		mn_worker *v = &m->workers[vi];
-		if (!atomic_load_explicit(&v->nresume, memory_order_relaxed))
-			continue;
-		weft__lock_acquire(&v->rlock);
-		weft_task *t = take_fiber(self, v, vi, fresh);
-		weft__lock_release(&v->rlock);
-		if (t) {
-			weft__count(&self->fw.steals, 1);
-			return t;
-		}
-	}
-	return NULL;
-}
-
-/* Tries `victims` others (all when victims >= nworkers - 1), from a random
- * one on, under the lazy-steal rule of core/idle.h. *fresh: a lone task
- * was seen and left for now, or a race lost: worth another look. */
-static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
-{
-	int n = m->nworkers;
-	if (n < 2)
-		return NULL;
-	weft__count(&self->fw.steal_attempts, 1);
-	self->rng = self->rng * 6364136223846793005ull + 1442695040888963407ull;
-	int start = (int)((self->rng >> 33) % (uint64_t)(n - 1));
-	int v = weft__idle_find_sitting(&m->idle, &self->idler, start,
-	                                victims < n - 1 ? victims : n - 1, false);
-	if (v < 0) {
-		*fresh |= self->idler.seen_victim >= 0;
-		return steal_fiber(m, self, start, victims, fresh);
-	}
-	weft_task *t = weft__idle_take_sitting(&m->idle, &self->idler, v);
-	if (!t) {
-		*fresh = true; /* taken while we looked */
-		return NULL;
-	}
-	weft__count(&self->fw.steals, 1);
-	WEFT__PROBE2(task__steal, self->fw.index, 1);
-	weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
-	return t;
 }
 
 /* Whether anything is to be had now, for a worker about to sleep: its own
@@ -396,15 +146,15 @@ static bool look(mn *m, mn_worker *self, int victims, bool *fresh)
 		return true;
 	if (!weft__fworker_can_start(&self->fw))
 		return false;
-	if (injected_waiting(m))
+	if (weft__mn_injected_waiting(m))
 		return true;
-	weft_task *t = steal(m, self, victims, fresh);
+	weft_task *t = weft__mn_steal(m, self, victims, fresh);
 	if (!t)
 		return false;
 	if (t->fiber_)
-		resume_push(self, t);                /* a fiber that moves */
+		weft__mn_resume_push(self, t);       /* a fiber that moves */
 	else if (!weft__deque_push(&self->deque, t)) /* cannot be full: it was empty */
-		inject(m, t);
+		weft__mn_inject(m, t);
 	return true;
 }
 
@@ -415,7 +165,7 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 	mn_worker *mw = of(w);
 	mn *m = model_of(w);
 	if (how != WEFT__READY_POSTED) {
-		resume_push(mw, t);
+		weft__mn_resume_push(mw, t);
 		/* Woken while this worker runs another fiber, or yielded
 		 * behind one: it waits, so a sleeper may come and take it
 		 * (Go's ready wakes one too); a look first, it sits a while. */
@@ -429,7 +179,7 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 	}
 	bool lone = weft__deque_size_hint(&mw->deque) == 0 && !weft__tls.offering;
 	if (!weft__deque_push(&mw->deque, t))
-		inject(m, t); /* full: let every worker see it */
+		weft__mn_inject(m, t); /* full: let every worker see it */
 	/* The task, then the watch and the idle counts: a worker going to
 	 * sleep pays for this order with a membarrier (see "No lost
 	 * wake-up"), else here. */
@@ -484,33 +234,34 @@ static weft_task *pick_local(mn *m, mn_worker *mw)
 	weft_task *t;
 	/* (A worker going through a batch it took is serving the injection
 	 * queue already, in its order.) */
-	if (++mw->picks % INJECTED_EVERY == 0 && !batch_pending(mw) &&
-	    weft__fworker_can_start(&mw->fw) && (t = take_injected(m, mw)))
+	if (++mw->picks % INJECTED_EVERY == 0 && !weft__mn_batch_pending(mw) &&
+	    weft__fworker_can_start(&mw->fw) && (t = weft__mn_take_injected(m, mw)))
 		return t;
-	if (!(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0) && (t = resume_pop(mw))) {
+	if (!(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0) &&
+	    (t = weft__mn_resume_pop(mw))) {
 		mw->prefer_new = true;
 		return t;
 	}
 	mw->prefer_new = false;
 	if ((t = weft__deque_pop(&mw->deque)))
 		return t;
-	if ((t = resume_pop(mw))) {
+	if ((t = weft__mn_resume_pop(mw))) {
 		mw->prefer_new = true;
 		return t;
 	}
 	if (!weft__fworker_can_start(&mw->fw))
 		return NULL;
-	if ((t = take_injected(m, mw)))
+	if ((t = weft__mn_take_injected(m, mw)))
 		return t;
 	bool fresh = false;
-	return steal(m, mw, m->nworkers, &fresh);
+	return weft__mn_steal(m, mw, m->nworkers, &fresh);
 }
 
 /* Whether work is queued that more workers could share: the injection
  * queue, or a deque holding two or more. */
 static bool surplus(mn *m)
 {
-	if (injected_waiting(m))
+	if (weft__mn_injected_waiting(m))
 		return true;
 	for (int i = 0; i < m->nworkers; i++)
 		if (weft__deque_size_hint(&m->workers[i].deque) > 1)
@@ -614,7 +365,7 @@ static bool idle_starved(mn *m, mn_worker *mw)
 	(void)weft__watch_leave(&m->idle, &mw->idler);
 	if (own_work(mw))
 		return true;
-	bool elsewhere = injected_waiting(m);
+	bool elsewhere = weft__mn_injected_waiting(m);
 	for (int i = 0; i < m->nworkers && !elsewhere; i++)
 		elsewhere = i != mw->fw.index && weft__deque_size_hint(&m->workers[i].deque) > 0;
 	if (elsewhere) {
@@ -714,7 +465,7 @@ static bool idle(weft__fworker *w)
 static void on_wake(weft__fworker *w, weft_task *t)
 {
 	mn *m = model_of(w);
-	resume_push(of(w), t);
+	weft__mn_resume_push(of(w), t);
 	weft__fworker_wake(w);
 	if (weft__idle_wanted(&m->idle) && room_for(m, 1))
 		wake_one(m, NULL);
