@@ -9,9 +9,9 @@
  *                      posts), and the median post starts within 50 ms
  *                      (generous: not a speed test; finding e of issue 26
  *                      measured 1.8-3.8 ms)
- *   fibers_move        (mn, 2 workers or more) a task that parks 1,000
+ *   fibers_move        (mn, 2 workers or more) a task that parks 200
  *                      times, each time right after posting the task that
- *                      wakes it and then keeps its worker busy: it resumes
+ *                      wakes it and then keeps its worker busy (2 ms): it resumes
  *                      on another worker (more than one worker index seen),
  *                      and errno and its locals survive every park */
 #include <errno.h>
@@ -77,7 +77,7 @@ static void outside_post_idle(void)
 
 /* ------------------------------------------------------------ fibers that move */
 
-enum { PARKS = 1000 };
+enum { PARKS = 200 };
 
 typedef struct mover {
 	weft_rt *rt;
@@ -92,7 +92,7 @@ static void waker(void *arg)
 {
 	mover *m = arg;
 	WT_CHECK_RC(0, weft_sem_post(&m->sem));
-	double until = wt_now() + 100e-6;
+	double until = wt_now() + 2e-3; /* a watch period (core/idle.h) and more */
 	while (wt_now() < until)
 		;
 }

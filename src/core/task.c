@@ -198,6 +198,29 @@ void weft__task_finish(weft_task *t, weft_task_state end)
 		group_finish(g);
 }
 
+/* After a task's function returned, which may have run on another
+ * thread by then (mn moves fibers): out of line, so the thread-locals are
+ * addressed anew (the compiler may keep the thread pointer across the
+ * call in this function; fiber/engine.c says where it does). */
+__attribute__((noinline)) static void task_returned(weft_task *outer)
+{
+	weft__tls.task = outer;
+}
+
+__attribute__((noinline)) static int weft__tls_index(void)
+{
+	return weft__tls.index;
+}
+
+/* Once finish publishes completion the owner may free t: no preemption
+ * tick may charge it meanwhile. */
+__attribute__((noinline)) static void task_finishing(weft_task *t)
+{
+	weft__tls.nopreempt++;
+	weft__task_finish(t, WEFT_TASK_DONE);
+	weft__tls.nopreempt--;
+}
+
 bool weft__run_task(weft_rt *rt, weft_task *t)
 {
 	if (atomic_load_explicit(&rt->cancelling, memory_order_relaxed)) {
@@ -226,20 +249,17 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 	weft_task *outer = weft__tls.task;
 	weft__tls.task = t;
 	t->fn_(t->arg_);
-	weft__tls.task = outer;
+	/* Under mn the task may have moved to another worker's thread. */
+	task_returned(outer);
 	if (segment)
 		weft__trace(rt, WEFT__TRACE_END, NULL, false);
-	WEFT__PROBE2(task__end, t, weft__tls.index);
+	WEFT__PROBE2(task__end, t, weft__tls_index());
 	if (rt->latency) {
 		int64_t ended = weft__latency_now();
 		weft__latency_record(rt, WEFT_LATENCY_RUN, ended - started);
 		weft__latency_record(rt, WEFT_LATENCY_TURNAROUND, ended - posted);
 	}
-	/* Once finish publishes completion the owner may free t: no
-	 * preemption tick may charge it meanwhile. */
-	weft__tls.nopreempt++;
-	weft__task_finish(t, WEFT_TASK_DONE);
-	weft__tls.nopreempt--;
+	task_finishing(t);
 	return true;
 }
 

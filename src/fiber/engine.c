@@ -29,12 +29,40 @@
 #include "fiber/engine.h"
 #include "obs/probes.h"
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define WEFT__HAS_SANITIZER 1
+#endif
+#endif
+#ifndef WEFT__HAS_SANITIZER
+#define WEFT__HAS_SANITIZER 0
+#endif
+
 #define STACK_CACHE       1024 /* free stacks a worker keeps for reuse */
 #define MAX_SPARES        8    /* loop fibers kept ready to go on */
 /* Quanta a fiber holding a weft_mutex may overrun before it is preempted
  * anyway: enough to get out of an ordinary critical section, bounded so a
  * fiber that keeps a mutex locked cannot keep the worker. */
 #define MUTEX_GRACE_TICKS 2
+
+/* After a switch a fiber may run on another thread (fibers that move), but
+ * a compiler may keep the thread pointer it computed before the switch for
+ * the thread-locals it touches after: x86-64 addresses thread-locals
+ * %fs-relative at every access, but a sanitizer's instrumentation takes
+ * their address, and other architectures read the thread pointer into a
+ * register (aarch64's tpidr_el0). There, what touches weft__tls on both
+ * sides of a switch is kept out of line: each call reads it anew. */
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__) && \
+        !WEFT__HAS_SANITIZER
+#define AFTER_SWITCH inline __attribute__((always_inline))
+#else
+#define AFTER_SWITCH __attribute__((noinline))
+#endif
+
+static AFTER_SWITCH void nopreempt_add(int d)
+{
+	weft__tls.nopreempt += d;
+}
 
 static int64_t clock_now(const weft__fworker *w)
 {
@@ -161,7 +189,7 @@ static weft__fiber *loop_fiber(weft__fworker *w)
 }
 
 /* Bookkeeping for g becoming the running fiber, just before the switch. */
-static inline __attribute__((always_inline)) void enter(weft__fworker *w, weft__fiber *g)
+static AFTER_SWITCH void enter(weft__fworker *w, weft__fiber *g)
 {
 	weft__fworker *from = atomic_load_explicit(&g->home, memory_order_relaxed);
 	if (__builtin_expect(from != w, 0)) {
@@ -235,6 +263,14 @@ static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
 }
 
+/* After a task run on loop fiber f, which may have moved meanwhile. */
+static AFTER_SWITCH void inline_run_done(weft__fiber *f)
+{
+	weft__tls.nopreempt = 1;
+	f->task = NULL;
+	weft__stack_set_current(f->stack, NULL);
+}
+
 /* Runs an unstarted task on the calling loop fiber f. */
 static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
 {
@@ -246,9 +282,7 @@ static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
 	weft__tls.nopreempt = 0;
 	weft__tls.mutexes_held = 0;
 	run_on(w, f, t);
-	weft__tls.nopreempt = 1;
-	f->task = NULL;
-	weft__stack_set_current(f->stack, NULL);
+	inline_run_done(f);
 }
 
 /* On main, which never runs tasks: hands t to a loop fiber.
@@ -415,6 +449,11 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 
 #define INLINE_STACK_RESERVE 16384 /* bytes a fiber keeps free for what it runs inline */
 
+static AFTER_SWITCH void awaited_run_done(weft__fiber *f)
+{
+	weft__stack_set_current(f->stack, f->task);
+}
+
 bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
 {
 	weft__fiber *f = weft__fiber_current();
@@ -433,7 +472,7 @@ bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
 	weft_task *outer = f->task;
 	run_on(w, f, x);
 	f->task = outer;
-	weft__stack_set_current(f->stack, outer);
+	awaited_run_done(f);
 	return true;
 }
 
@@ -475,7 +514,7 @@ void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 	trace(w, WEFT__TRACE_PARK, NULL, false);
 	WEFT__PROBE1(fiber__park, f->task);
 	switch_away(w, f);
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 }
 
 bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadline_ns)
@@ -498,7 +537,7 @@ bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadl
 	if (woken)
 		weft__timers_remove(&w->timers, &f->timer);
 	f->pinned = false;
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 	return woken;
 }
 
@@ -551,7 +590,7 @@ void weft__fiber_yield(void)
 	atomic_store_explicit(&f->state, WEFT__FIBER_READY, memory_order_relaxed);
 	w->ops->ready(w, f->task, WEFT__READY_YIELDED);
 	switch_away(w, f);
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 }
 
 void weft__fiber_sleep(int64_t ns)
@@ -562,7 +601,7 @@ void weft__fiber_sleep(int64_t ns)
 	weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), ns));
 	f->pinned = true; /* its timer is w's until it fires (on w) */
 	weft__fiber_park(f, WEFT__WAIT_SLEEP);
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 }
 
 int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
@@ -583,7 +622,7 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	 * (on w) took both away: then it may move. */
 	f->pinned = true;
 	weft__fiber_park(f, WEFT__WAIT_FD);
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 	return f->wait_result;
 }
 
@@ -660,8 +699,12 @@ static void on_tick(void *ctx, uintptr_t pc)
 		atomic_store(&f->state, WEFT__FIBER_READY_WOKEN);
 	f->rewakable = true;
 	f->task = t; /* an awaited task it ran inline may have just ended */
+	/* It returns through this signal handler's frame: it resumes on
+	 * this worker (pinned), not another. */
+	f->pinned = true;
 	w->ops->ready(w, t, WEFT__READY_YIELDED);
 	switch_away(w, f);
+	f->pinned = false;
 	weft__tls.nopreempt--;
 }
 

@@ -218,7 +218,7 @@ void weft__fworker_print_worker(weft__fworker *w, FILE *out)
 {
 	fprintf(out,
 	        "weft: worker %d: ran %llu, wake-ups sent %llu, received %llu, steals %llu of "
-	        "%llu attempts, sleeps %llu, idle looks %llu, parks %llu\n",
+	        "%llu attempts, sleeps %llu, idle looks %llu, parks %llu, fibers moved in %llu\n",
 	        w->index, (unsigned long long)atomic_load(&w->finished),
 	        (unsigned long long)atomic_load(&w->wakes_sent),
 	        (unsigned long long)atomic_load(&w->wakes_received),
@@ -226,7 +226,8 @@ void weft__fworker_print_worker(weft__fworker *w, FILE *out)
 	        (unsigned long long)atomic_load(&w->steal_attempts),
 	        (unsigned long long)atomic_load(&w->sleeps),
 	        (unsigned long long)atomic_load(&w->spins),
-	        (unsigned long long)atomic_load(&w->parks));
+	        (unsigned long long)atomic_load(&w->parks),
+	        (unsigned long long)atomic_load(&w->moved_in));
 }
 
 void weft__fworker_print_stats(const weft_stats *s, FILE *out)

@@ -165,16 +165,11 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 	mn_worker *mw = of(w);
 	mn *m = model_of(w);
 	if (how != WEFT__READY_POSTED) {
+		/* Wakes nobody (unlike Go's ready): its waker nearly always
+		 * parks next (a channel, a ping-pong), and a sleeper woken
+		 * for it would only spin beside it; if it sits, a searcher or
+		 * the watcher takes it (see "Fibers that move"). */
 		weft__mn_resume_push(mw, t);
-		/* Woken while this worker runs another fiber, or yielded
-		 * behind one: it waits, so a sleeper may come and take it
-		 * (Go's ready wakes one too); a look first, it sits a while. */
-		if (how == WEFT__READY_WOKEN ||
-		    atomic_load_explicit(&mw->nresume, memory_order_relaxed) > 1) {
-			atomic_thread_fence(memory_order_seq_cst);
-			if (weft__idle_wanted(&m->idle) && room_for(m, 1))
-				wake_one(m, mw);
-		}
 		return;
 	}
 	bool lone = weft__deque_size_hint(&mw->deque) == 0 && !weft__tls.offering;
@@ -350,7 +345,18 @@ static void barrier(void *state)
 		(void)weft__membarrier();
 }
 
-static const weft__idle_ops idle_ops = {deque_of, sum_posted, barrier};
+/* The watch's sign of use: posts and wake-ups of fibers (a pipeline of
+ * long-lived stages posts nothing, and its fibers may need moving). */
+static uint64_t sum_activity(void *state)
+{
+	mn *m = state;
+	uint64_t n = sum_posted(m);
+	for (int i = 0; i < m->nworkers; i++)
+		n += atomic_load_explicit(&m->workers[i].fw.unparks, memory_order_relaxed);
+	return n;
+}
+
+static const weft__idle_ops idle_ops = {deque_of, sum_activity, barrier};
 
 /* Idle while it cannot start a task (see pick_local): work it sees
  * elsewhere is for a worker that can, so it passes the watch and a wake-up
@@ -386,7 +392,14 @@ static bool idle_starved(mn *m, mn_worker *mw)
 static bool doze_sleep(weft__idler *me, int64_t ns, void *ctx)
 {
 	(void)me;
-	return weft__fworker_sleep_for(ctx, ns) || weft__progress_on();
+	if (weft__fworker_sleep_for(ctx, ns) || weft__progress_on())
+		return true;
+	/* The watcher: a fiber queued on a busy worker is for the search. */
+	mn *m = model_of(ctx);
+	for (int i = 0; i < m->nworkers; i++)
+		if (atomic_load_explicit(&m->workers[i].nresume, memory_order_relaxed))
+			return true;
+	return false;
 }
 
 static bool idle(weft__fworker *w)
@@ -460,15 +473,12 @@ static bool idle(weft__fworker *w)
 }
 
 /* A fiber of w's woken by another thread: onto w's resume queue, and w
- * woken if it sleeps; if w is busy (awake, not searching), a sleeper may
- * come and take it (it sits there a look first). */
+ * woken if it sleeps; if w is busy, a searcher or the watcher takes it
+ * once it sat there (see "Fibers that move"). */
 static void on_wake(weft__fworker *w, weft_task *t)
 {
-	mn *m = model_of(w);
 	weft__mn_resume_push(of(w), t);
 	weft__fworker_wake(w);
-	if (weft__idle_wanted(&m->idle) && room_for(m, 1))
-		wake_one(m, NULL);
 }
 
 static const weft__fiber_ops ops = {

@@ -30,7 +30,7 @@
 #define INJECTED_BATCH   32
 /* A fiber queued on a worker this long (seen at two looks) may be taken by
  * another (see "Fibers that move"). */
-#define MOVE_SIT_NS      2000
+#define MOVE_SIT_NS      20000
 /* A worker that cannot start a task looks whether it can again this often. */
 #define STARVED_SLEEP_NS 1000000
 
@@ -44,10 +44,12 @@ typedef struct mn_worker {
 	WEFT__ALIGNED weft__lock rlock;
 	weft__task_list resume; /* under rlock */
 	_Atomic int nresume;    /* its length: written under rlock, read without */
+	uint64_t rpops;         /* fibers taken from it so far, under rlock */
 	/* Owner only. */
-	weft_task *rseen; /* a fiber seen queued on a victim's resume queue, */
-	int rseen_victim; /* that victim, */
-	int64_t rseen_ns; /* and when */
+	weft_task *rseen;    /* a fiber seen queued on a victim's resume queue, */
+	uint64_t rseen_pops; /* the victim's rpops then (unchanged: it sat), */
+	int rseen_victim;    /* that victim, */
+	int64_t rseen_ns;    /* and when */
 	unsigned picks;
 	bool prefer_new; /* last pick was a resumed fiber */
 	bool spinning;   /* counted in idle.nspinning */

@@ -86,8 +86,10 @@ weft_task *weft__mn_resume_pop(mn_worker *mw)
 		return NULL;
 	weft__lock_acquire(&mw->rlock);
 	weft_task *t = weft__task_list_pop(&mw->resume);
-	if (t)
+	if (t) {
 		atomic_store_explicit(&mw->nresume, mw->nresume - 1, memory_order_relaxed);
+		mw->rpops++;
+	}
 	weft__lock_release(&mw->rlock);
 	return t;
 }
@@ -105,9 +107,12 @@ static weft_task *take_fiber(mn_worker *self, mn_worker *v, int vi, bool *fresh)
 	if (!t)
 		return NULL;
 	int64_t now = weft__now_ns();
-	if (t != self->rseen || vi != self->rseen_victim) {
+	/* The same fiber, and nothing resumed from v meanwhile: it sat there
+	 * (two fibers taking turns on v show one of them at every look). */
+	if (t != self->rseen || vi != self->rseen_victim || v->rpops != self->rseen_pops) {
 		self->rseen = t;
 		self->rseen_victim = vi;
+		self->rseen_pops = v->rpops;
 		self->rseen_ns = now;
 		*fresh = true;
 		return NULL;
@@ -123,6 +128,7 @@ static weft_task *take_fiber(mn_worker *self, mn_worker *v, int vi, bool *fresh)
 	if (v->resume.tail == t)
 		v->resume.tail = prev;
 	atomic_store_explicit(&v->nresume, v->nresume - 1, memory_order_relaxed);
+	v->rpops++;
 	self->rseen = NULL;
 	return t;
 }
