@@ -69,7 +69,7 @@ static void outside_post_idle(void)
 	              "posts\n",
 	              late[ROUNDS / 2] * 1e6, late[ROUNDS - 1] * 1e6, (unsigned long long)wakeups,
 	              ROUNDS);
-	assert_true(late[ROUNDS / 2] < 0.05);
+	assert_true(late[ROUNDS / 2] < (WT_SANITIZER ? 0.5 : 0.05));
 	/* One per post, and some slack for a worker that had not slept yet. */
 	assert_true(wakeups <= ROUNDS + ROUNDS / 4);
 	weft_rt_destroy(rt);
@@ -86,6 +86,20 @@ typedef struct mover {
 	weft_task wakers[PARKS];
 	int index[PARKS];
 } mover;
+
+/* errno through calls that are not inlined: glibc declares errno's
+ * address function const, so a compiler may keep the address across the
+ * wait, i.e. the first thread's errno once the task moved (docs/fibers.md
+ * says so to users). */
+__attribute__((noinline)) static void errno_set(int e)
+{
+	errno = e;
+}
+
+__attribute__((noinline)) static int errno_get(void)
+{
+	return errno;
+}
 
 /* Wakes the mover, then keeps the worker it runs on busy for a while. */
 static void waker(void *arg)
@@ -107,9 +121,9 @@ static void move_around(void *arg)
 		/* Lone, on this worker's own queue: it runs here as soon as
 		 * this task parks, and wakes it while holding the worker. */
 		WT_CHECK_RC(0, weft_post_in(m->rt, &m->waker_done, &m->wakers[i]));
-		errno = 1000 + i;
+		errno_set(1000 + i);
 		WT_CHECK_RC(0, weft_sem_wait(&m->sem));
-		WT_CHECK(errno == 1000 + i);
+		WT_CHECK(errno_get() == 1000 + i);
 		WT_CHECK(canary[0] == i && canary[1] == ~i && canary[2] == i * 7 &&
 		         canary[3] == 12345);
 	}
