@@ -28,21 +28,28 @@
  * a random victim on.
  *
  * Fibers that move. A woken fiber is queued on the worker it last ran on
- * (a wake-up from another thread too: op wake), a yielded one on its own;
- * there it resumes when that worker next picks, unless another worker
- * takes it first: a thief takes the oldest movable fiber of a victim's
- * resume queue once it saw that very one there at two looks MOVE_SIT_NS
- * apart, i.e. when its worker is busy with something else (Go and Tokio
- * move a woken task to whichever worker is free; Go's ready also wakes a
- * sleeper, and so does a local wake-up or a yield behind another fiber
- * here). So long-lived tasks that wait often (connections, pipeline
- * stages) spread over the workers instead of staying where they started.
- * What moves is the fiber with its stack; what does not: a fiber with a
- * timer or fd interest armed on its worker (a sleep, a timed wait, an fd
- * wait) is pinned until that is over (the timer fired or was removed, the
- * fd reported), and the engine re-reads the worker and the thread's state
- * after every switch, carrying errno (engine.h; docs/fibers.md says what a
- * __thread variable does to a task that moves).
+ * (a wake-up from another thread too: op wake, which kicks that worker if
+ * it sleeps), a yielded one on its own; there it resumes when that worker
+ * next picks, unless another worker takes it first: a thief takes the
+ * oldest movable fiber of a victim's resume queue once it saw that very
+ * one there at two looks MOVE_SIT_NS apart with nothing resumed from that
+ * queue in between, i.e. when its worker is busy with something else (Go
+ * and Tokio move a woken task to whichever worker is free). Searchers
+ * look at the resume queues after the deques, and the watcher's sleep
+ * ends when one holds a fiber (the watch's sign of use counts wake-ups of
+ * fibers, so a pipeline that posts nothing keeps it on duty). A wake-up
+ * itself wakes no sleeper (unlike Go's ready): the waker nearly always
+ * parks next (a channel, a ping-pong), and a worker woken for the fiber
+ * only spun beside it (channel ping-pong went 3-8x slower). So
+ * long-lived tasks that wait often (connections, pipeline stages) spread
+ * over the workers, within a watch period, instead of staying where they
+ * started. What moves is the fiber with its stack; what does not: a
+ * fiber with a timer or fd interest armed on its worker (a sleep, a timed
+ * wait, an fd wait) is pinned until that is over (the timer fired or was
+ * removed, the fd reported), and so is a preempted one (it returns
+ * through its signal frame); the engine re-reads the worker and the
+ * thread's state after every switch, carrying errno (engine.h;
+ * docs/fibers.md says what a __thread variable does to a task that moves).
  *
  * Searching and sleeping follow core/idle.h, shared with threads: what
  * makes a runtime slower on 16 cores than on one is work that moves

@@ -28,8 +28,10 @@
  * the others then steal from it instead of all taking the injection lock
  * for every task (Go's globrunqget). */
 #define INJECTED_BATCH   32
-/* A fiber queued on a worker this long (seen at two looks) may be taken by
- * another (see "Fibers that move"). */
+/* A fiber queued on a worker this long (seen at two looks, nothing resumed
+ * there between them) may be taken by another (mn.c: "Fibers that
+ * move"): longer than a worker descheduled for a moment, short beside a
+ * watch period. */
 #define MOVE_SIT_NS      20000
 /* A worker that cannot start a task looks whether it can again this often. */
 #define STARVED_SLEEP_NS 1000000
