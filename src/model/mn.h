@@ -43,14 +43,13 @@ typedef struct mn_worker {
 	 * owner and wakers from other threads queue them, the owner takes
 	 * them, and so do other workers, the movable ones that sat there (see
 	 * "Fibers that move"). */
-	WEFT__ALIGNED weft__lock rlock;
-	weft__task_list resume; /* under rlock */
-	_Atomic int nresume;    /* its length: written under rlock, read without */
-	uint64_t rpops;         /* fibers taken from it so far, under rlock */
+	WEFT__ALIGNED _Atomic int rlock; /* a spin lock: rlock_take, rlock_drop */
+	weft__task_list resume;          /* under rlock */
+	_Atomic int nresume;             /* its length: written under rlock, read without */
+	_Atomic uint64_t rpops;          /* fibers taken from it so far: written under rlock */
 	/* Owner only. */
-	weft_task *rseen;    /* a fiber seen queued on a victim's resume queue, */
-	uint64_t rseen_pops; /* the victim's rpops then (unchanged: it sat), */
-	int rseen_victim;    /* that victim, */
+	int rseen_victim;    /* a victim seen with fibers queued to resume, */
+	uint64_t rseen_pops; /* its rpops then (unchanged: they sat), */
 	int64_t rseen_ns;    /* and when */
 	unsigned picks;
 	bool prefer_new; /* last pick was a resumed fiber */

@@ -1,6 +1,8 @@
 /* Model mn's queues (mn.h): the injection queue, each worker's resume
  * queue, and stealing from the others' deques and resume queues under the
  * lazy rule (mn.c's essay). */
+#include <sched.h>
+
 #include "core/clock.h"
 #include "core/observe.h"
 #include "model/mn.h"
@@ -72,32 +74,57 @@ bool weft__mn_batch_pending(mn_worker *self)
 
 /* ------------------------------------------------------------ fibers */
 
+/* The resume queue's lock: a few instructions are held under it, by the
+ * owner nearly always, so a spin lock whose release is a plain store (one
+ * locked instruction per use, not weft__lock's two: a yield takes it
+ * twice). Not preempted while held (nopreempt); a holder the kernel
+ * descheduled is waited for with sched_yield. */
+static void rlock_take(mn_worker *mw)
+{
+	weft__tls.nopreempt++;
+	for (int spins = 0;; spins++) {
+		int free = 0;
+		if (atomic_load_explicit(&mw->rlock, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_weak_explicit(
+		            &mw->rlock, &free, 1, memory_order_acquire, memory_order_relaxed))
+			return;
+		if (spins < 64)
+			weft__cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+static void rlock_drop(mn_worker *mw)
+{
+	atomic_store_explicit(&mw->rlock, 0, memory_order_release);
+	weft__tls.nopreempt--;
+}
+
 void weft__mn_resume_push(mn_worker *mw, weft_task *t)
 {
-	weft__lock_acquire(&mw->rlock);
+	rlock_take(mw);
 	weft__task_list_append(&mw->resume, t);
 	atomic_store_explicit(&mw->nresume, mw->nresume + 1, memory_order_relaxed);
-	weft__lock_release(&mw->rlock);
+	rlock_drop(mw);
 }
 
 weft_task *weft__mn_resume_pop(mn_worker *mw)
 {
 	if (!atomic_load_explicit(&mw->nresume, memory_order_relaxed))
 		return NULL;
-	weft__lock_acquire(&mw->rlock);
+	rlock_take(mw);
 	weft_task *t = weft__task_list_pop(&mw->resume);
 	if (t) {
 		atomic_store_explicit(&mw->nresume, mw->nresume - 1, memory_order_relaxed);
-		mw->rpops++;
+		atomic_store_explicit(&mw->rpops, mw->rpops + 1, memory_order_relaxed);
 	}
-	weft__lock_release(&mw->rlock);
+	rlock_drop(mw);
 	return t;
 }
 
-/* The oldest movable fiber queued on v, if self saw that very one there at
- * least MOVE_SIT_NS ago (the lazy rule of core/idle.h, for fibers: one its
- * worker is about to resume stays). Under v's lock. */
-static weft_task *take_fiber(mn_worker *self, mn_worker *v, int vi, bool *fresh)
+/* The oldest movable fiber queued on v, taken for self. Under v's lock. */
+static weft_task *take_fiber(mn_worker *v)
 {
 	weft_task *prev = NULL, *t = v->resume.head;
 	while (t && !weft__fiber_movable(t)) {
@@ -106,21 +133,6 @@ static weft_task *take_fiber(mn_worker *self, mn_worker *v, int vi, bool *fresh)
 	}
 	if (!t)
 		return NULL;
-	int64_t now = weft__now_ns();
-	/* The same fiber, and nothing resumed from v meanwhile: it sat there
-	 * (two fibers taking turns on v show one of them at every look). */
-	if (t != self->rseen || vi != self->rseen_victim || v->rpops != self->rseen_pops) {
-		self->rseen = t;
-		self->rseen_victim = vi;
-		self->rseen_pops = v->rpops;
-		self->rseen_ns = now;
-		*fresh = true;
-		return NULL;
-	}
-	if (now - self->rseen_ns < MOVE_SIT_NS) {
-		*fresh = true;
-		return NULL;
-	}
 	if (prev)
 		prev->next_ = t->next_;
 	else
@@ -128,13 +140,15 @@ static weft_task *take_fiber(mn_worker *self, mn_worker *v, int vi, bool *fresh)
 	if (v->resume.tail == t)
 		v->resume.tail = prev;
 	atomic_store_explicit(&v->nresume, v->nresume - 1, memory_order_relaxed);
-	v->rpops++;
-	self->rseen = NULL;
+	atomic_store_explicit(&v->rpops, v->rpops + 1, memory_order_relaxed);
 	return t;
 }
 
 /* A fiber queued on a busy worker, for self (see "Fibers that move"):
- * victims others from start on. */
+ * victims others from start on. A victim's queue is taken from once self
+ * saw it hold fibers at two looks at least MOVE_SIT_NS apart with nothing
+ * resumed from it between them (two fibers taking turns on v show one of
+ * them at every look); the looks read two counters, no lock. */
 static weft_task *steal_fiber(mn *m, mn_worker *self, int start, int victims, bool *fresh)
 {
 	int n = m->nworkers;
@@ -143,9 +157,25 @@ static weft_task *steal_fiber(mn *m, mn_worker *self, int start, int victims, bo
 		mn_worker *v = &m->workers[vi];
 		if (!atomic_load_explicit(&v->nresume, memory_order_relaxed))
 			continue;
-		weft__lock_acquire(&v->rlock);
-		weft_task *t = take_fiber(self, v, vi, fresh);
-		weft__lock_release(&v->rlock);
+		uint64_t pops = atomic_load_explicit(&v->rpops, memory_order_relaxed);
+		int64_t now = weft__now_ns();
+		if (vi != self->rseen_victim || pops != self->rseen_pops) {
+			self->rseen_victim = vi;
+			self->rseen_pops = pops;
+			self->rseen_ns = now;
+			*fresh = true;
+			continue;
+		}
+		if (now - self->rseen_ns < MOVE_SIT_NS) {
+			*fresh = true;
+			continue;
+		}
+		weft_task *t = NULL;
+		rlock_take(v);
+		if (v->rpops == pops)
+			t = take_fiber(v);
+		rlock_drop(v);
+		self->rseen_victim = -1;
 		if (t) {
 			weft__count(&self->fw.steals, 1);
 			return t;
