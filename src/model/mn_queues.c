@@ -145,20 +145,28 @@ static weft_task *take_fiber(mn_worker *v)
 }
 
 /* A fiber queued on a busy worker, for self (see "Fibers that move"):
- * victims others from start on. A victim's queue is taken from once self
- * saw it hold fibers at two looks at least MOVE_SIT_NS apart with nothing
- * resumed from it between them (two fibers taking turns on v show one of
- * them at every look); the looks read two counters, no lock. */
+ * victims others from start on. Two or more queued (a surplus: its worker
+ * can resume one at a time) are taken from at once; a lone one once self
+ * saw it there at two looks at least MOVE_SIT_NS apart with nothing
+ * resumed from that queue between them (two fibers taking turns on v,
+ * a ping-pong, show one of them at every look). The looks read two
+ * counters, no lock. */
 static weft_task *steal_fiber(mn *m, mn_worker *self, int start, int victims, bool *fresh)
 {
 	int n = m->nworkers;
 	for (int k = 0; k < victims && k < n - 1; k++) {
 		int vi = (self->fw.index + 1 + (start + k) % (n - 1)) % n;
 		mn_worker *v = &m->workers[vi];
-		if (!atomic_load_explicit(&v->nresume, memory_order_relaxed))
+		int queued = atomic_load_explicit(&v->nresume, memory_order_relaxed);
+		if (!queued)
 			continue;
 		uint64_t pops = atomic_load_explicit(&v->rpops, memory_order_relaxed);
 		int64_t now = weft__now_ns();
+		if (queued >= 2) {
+			self->rseen_victim = vi; /* the take below needs pops unchanged */
+			self->rseen_pops = pops;
+			self->rseen_ns = now - MOVE_SIT_NS;
+		}
 		if (vi != self->rseen_victim || pops != self->rseen_pops) {
 			self->rseen_victim = vi;
 			self->rseen_pops = pops;
