@@ -272,6 +272,33 @@ void weft__task_finish(weft_task *t, weft_task_state end)
 	wake_list(publish_end(t, end), end == WEFT_TASK_DONE ? 0 : WEFT_ECANCELED);
 }
 
+/* After a task's function returned, which may have run on another
+ * thread by then (mn moves fibers): out of line, so the thread-locals are
+ * addressed anew (the compiler may keep the thread pointer across the
+ * call in this function; fiber/engine.c says where it does). */
+__attribute__((noinline)) static void task_returned(weft_task *outer,
+                                                    struct weft__locals *outer_locals)
+{
+	if (weft__tls.locals)
+		weft__locals_end(); /* still the task's: destructors see it */
+	weft__tls.task = outer;
+	weft__tls.locals = outer_locals;
+}
+
+__attribute__((noinline)) static int weft__tls_index(void)
+{
+	return weft__tls.index;
+}
+
+/* Once finish publishes completion the owner may free t: no preemption
+ * tick may charge it meanwhile. */
+__attribute__((noinline)) static void task_finishing(weft_task *t)
+{
+	weft__tls.nopreempt++;
+	weft__task_finish(t, WEFT_TASK_DONE);
+	weft__tls.nopreempt--;
+}
+
 bool weft__run_task(weft_rt *rt, weft_task *t)
 {
 	if (atomic_load_explicit(&rt->cancelling, memory_order_relaxed)) {
@@ -302,23 +329,17 @@ bool weft__run_task(weft_rt *rt, weft_task *t)
 	weft__tls.task = t;
 	weft__tls.locals = NULL;
 	t->fn_(t->arg_);
-	if (weft__tls.locals)
-		weft__locals_end(); /* still t's: destructors see it */
-	weft__tls.task = outer;
-	weft__tls.locals = outer_locals;
+	/* Under mn the task may have moved to another worker's thread. */
+	task_returned(outer, outer_locals);
 	if (segment)
 		weft__trace(rt, WEFT__TRACE_END, NULL, false);
-	WEFT__PROBE2(task__end, t, weft__tls.index);
+	WEFT__PROBE2(task__end, t, weft__tls_index());
 	if (rt->latency) {
 		int64_t ended = weft__latency_now();
 		weft__latency_record(rt, WEFT_LATENCY_RUN, ended - started);
 		weft__latency_record(rt, WEFT_LATENCY_TURNAROUND, ended - posted);
 	}
-	/* Once finish publishes completion the owner may free t: no
-	 * preemption tick may charge it meanwhile. */
-	weft__tls.nopreempt++;
-	weft__task_finish(t, WEFT_TASK_DONE);
-	weft__tls.nopreempt--;
+	task_finishing(t);
 	return true;
 }
 

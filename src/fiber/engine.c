@@ -13,8 +13,10 @@
  * own stack; the next one to run does (reap).
  *
  * Per-thread state that belongs to the running task (weft__tls.task, the
- * preemption guard, the weft_mutex hold count) is saved across every
- * switch by the fiber that switches (switch_away). */
+ * preemption guard, the weft_mutex hold count, errno) is saved across
+ * every switch by the fiber that switches (switch_away), and restored on
+ * whichever worker resumes it (engine.h: fibers that move). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +29,15 @@
 #include "fiber/engine.h"
 #include "obs/probes.h"
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define WEFT__HAS_SANITIZER 1
+#endif
+#endif
+#ifndef WEFT__HAS_SANITIZER
+#define WEFT__HAS_SANITIZER 0
+#endif
+
 #define STACK_CACHE       1024 /* free stacks a worker keeps for reuse */
 #define MAX_SPARES        8    /* loop fibers kept ready to go on */
 /* Quanta a fiber holding a weft_mutex may overrun before it is preempted
@@ -34,9 +45,28 @@
  * fiber that keeps a mutex locked cannot keep the worker. */
 #define MUTEX_GRACE_TICKS 2
 
+/* After a switch a fiber may run on another thread (fibers that move), but
+ * a compiler may keep the thread pointer it computed before the switch for
+ * the thread-locals it touches after: x86-64 addresses thread-locals
+ * %fs-relative at every access, but a sanitizer's instrumentation takes
+ * their address, and other architectures read the thread pointer into a
+ * register (aarch64's tpidr_el0). There, what touches weft__tls on both
+ * sides of a switch is kept out of line: each call reads it anew. */
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__) && \
+        !WEFT__HAS_SANITIZER
+#define AFTER_SWITCH inline __attribute__((always_inline))
+#else
+#define AFTER_SWITCH __attribute__((noinline))
+#endif
+
+static AFTER_SWITCH void nopreempt_add(int d)
+{
+	weft__tls.nopreempt += d;
+}
+
 static int64_t clock_now(const weft__fworker *w)
 {
-	return w->virtual_time ? w->vnow : weft__now_ns();
+	return weft__fworker_now(w);
 }
 
 /* Tracing is decided once per runtime: a worker-local flag spares the hot
@@ -68,7 +98,7 @@ static weft__fiber *fiber_new(weft__fworker *w)
 	weft__fiber *f = (weft__fiber *)((top - sizeof(weft__fiber)) & ~(uintptr_t)63);
 	memset(f, 0, sizeof(*f));
 	f->stack = s;
-	f->home = w;
+	atomic_init(&f->home, w);
 	f->wait_fd = -1;
 	size_t usable = ((uintptr_t)f - (uintptr_t)s->base) & ~(size_t)15;
 	weft__context_make(&f->ctx, s->base, usable, loop_entry, f);
@@ -81,13 +111,43 @@ static void fiber_free(weft__fworker *w, weft__fiber *f)
 	weft__stack_put(&w->stacks, f->stack);
 }
 
-/* Frees the fiber that ended to let the caller run. */
+/* Stacks that moved away with their fibers leave w's count (see
+ * engine.h); before w's pool is used. */
+static void settle_stacks(weft__fworker *w)
+{
+	if (atomic_load_explicit(&w->stacks_out, memory_order_relaxed))
+		w->stacks.live -= atomic_exchange_explicit(&w->stacks_out, 0, memory_order_relaxed);
+}
+
+/* Right after every switch, on the fiber switched to, with w the worker
+ * it now runs on: the fiber switched away from is saved (on_cpu), and one
+ * that ended is freed. */
 static void reap(weft__fworker *w)
 {
+	if (w->prev) {
+		atomic_store_explicit(&w->prev->on_cpu, 0, memory_order_release);
+		w->prev = NULL;
+	}
 	if (w->zombie) {
+		settle_stacks(w);
 		fiber_free(w, w->zombie);
 		w->zombie = NULL;
 	}
+}
+
+/* The worker the calling fiber runs on now, after a switch that may have
+ * moved it. */
+static weft__fworker *here(weft__fiber *f)
+{
+	return atomic_load_explicit(&f->home, memory_order_relaxed);
+}
+
+/* errno is the thread's: a fiber that moved finds another thread's, so it
+ * is carried across the switch. Out of line: __errno_location is declared
+ * const, and inlined its address could be kept across the switch. */
+__attribute__((noinline)) static void set_errno(int e)
+{
+	errno = e;
 }
 
 /* A loop fiber with a stack of its own: a spare, or a new one; NULL when
@@ -95,8 +155,10 @@ static void reap(weft__fworker *w)
 static weft__fiber *spare_or_new(weft__fworker *w)
 {
 	weft__fiber *f = w->spares;
-	if (!f)
+	if (!f) {
+		settle_stacks(w);
 		return fiber_new(w);
+	}
 	w->spares = f->next_spare;
 	w->nspares--;
 	return f;
@@ -127,8 +189,20 @@ static weft__fiber *loop_fiber(weft__fworker *w)
 }
 
 /* Bookkeeping for g becoming the running fiber, just before the switch. */
-static inline __attribute__((always_inline)) void enter(weft__fworker *w, weft__fiber *g)
+static AFTER_SWITCH void enter(weft__fworker *w, weft__fiber *g)
 {
+	weft__fworker *from = atomic_load_explicit(&g->home, memory_order_relaxed);
+	if (__builtin_expect(from != w, 0)) {
+		/* Taken from another worker's queue: its switch away there may
+		 * not be done yet (engine.h). Its stack is counted here now. */
+		while (atomic_load_explicit(&g->on_cpu, memory_order_acquire))
+			weft__cpu_relax();
+		atomic_fetch_add_explicit(&from->stacks_out, 1, memory_order_relaxed);
+		w->stacks.live++;
+		weft__count(&w->moved_in, 1);
+		atomic_store_explicit(&g->home, w, memory_order_relaxed);
+	}
+	atomic_store_explicit(&g->on_cpu, 1, memory_order_relaxed);
 	/* Only a fiber preempted between queueing itself as a waiter and
 	 * parking can be woken while READY: everyone else takes the plain
 	 * store, no locked instruction. */
@@ -152,7 +226,6 @@ static inline __attribute__((always_inline)) void enter(weft__fworker *w, weft__
 
 /* The next task to start or resume: wake-ups from other threads, expired
  * timers and the periodic boost first, then the model's choice. */
-static void expire_timers(weft__fworker *w);
 static void maybe_boost(weft__fworker *w);
 
 static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
@@ -162,7 +235,7 @@ static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
 		w->ops->ready(w, t, WEFT__READY_ARRIVED);
 		t = next;
 	}
-	expire_timers(w);
+	weft__fworker_expire_timers(w);
 	maybe_boost(w);
 	weft_task *t = w->ops->next(w);
 	/* Busy (this runs between any two tasks, also when a fiber parks or
@@ -184,9 +257,18 @@ static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 	weft__stack_set_current(f->stack, t);
 	trace(w, WEFT__TRACE_BEGIN, t, true);
 	bool ran = weft__run_task(w->rt, t);
+	w = here(f); /* it may have parked and moved */
 	trace(w, WEFT__TRACE_END, NULL, false);
 	weft__count(&w->cancelled, !ran);
 	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
+}
+
+/* After a task run on loop fiber f, which may have moved meanwhile. */
+static AFTER_SWITCH void inline_run_done(weft__fiber *f)
+{
+	weft__tls.nopreempt = 1;
+	f->task = NULL;
+	weft__stack_set_current(f->stack, NULL);
 }
 
 /* Runs an unstarted task on the calling loop fiber f. */
@@ -201,9 +283,7 @@ static void run_inline(weft__fworker *w, weft__fiber *f, weft_task *t)
 	weft__tls.nopreempt = 0;
 	weft__tls.mutexes_held = 0;
 	run_on(w, f, t);
-	weft__tls.nopreempt = 1;
-	f->task = NULL;
-	weft__stack_set_current(f->stack, NULL);
+	inline_run_done(f);
 }
 
 /* On main, which never runs tasks: hands t to a loop fiber.
@@ -246,6 +326,7 @@ static void start_elsewhere(weft__fworker *w, weft_task *t)
 		reap(w);
 		return;
 	}
+	settle_stacks(w);
 	if (w->stacks.live == 0) { /* cannot happen (the reserve): never spin */
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 		return;
@@ -279,28 +360,22 @@ static void resume_from_loop(weft__fworker *w, weft__fiber *self, weft__fiber *g
 	reap(w);
 }
 
-static bool progress_came(void *ctx)
-{
-	weft__fworker *w = ctx;
-	return !weft__inbox_empty(&w->inbox) ||
-	       atomic_load_explicit(&w->unparks, memory_order_relaxed) != w->progress_unparks;
-}
-
 /* Nothing to run while a progress function is registered: take the duty
  * (core/progress.h) before the model's idle op; true when that readied
  * work. The sleep that may follow is capped (weft__fworker_sleep_for). */
 static bool progress_before_idle(weft__fworker *w)
 {
 	w->progress_unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
-	return weft__progress_idle(&w->progress, progress_came, w, &w->progress_sleep_ns);
+	return weft__progress_idle(&w->progress, weft__fworker_progress_came, w,
+	                           &w->progress_sleep_ns);
 }
 
 /* The worker loop, on the current fiber; returns (on main) when the model
  * says stop. */
-static void loop(weft__fworker *w)
+static void loop(weft__fiber *self)
 {
 	for (;;) {
-		weft__fiber *self = w->current;
+		weft__fworker *w = here(self); /* a task run here may have moved it */
 		weft_task *t = self->first;
 		self->first = NULL;
 		if (!t)
@@ -328,8 +403,22 @@ static void loop(weft__fworker *w)
 static void loop_entry(void *arg)
 {
 	weft__fiber *f = arg;
-	reap(f->home);
-	loop(f->home);
+	reap(here(f));
+	loop(f);
+}
+
+/* Out of line, so the thread pointer is read anew on the worker that
+ * resumed the fiber (a compiler may keep it across the switch). */
+__attribute__((noinline)) static void restore_thread_state(weft_task *task,
+                                                           struct weft__locals *locals,
+                                                           int nopreempt, int mutexes_held,
+                                                           int saved_errno)
+{
+	weft__tls.mutexes_held = mutexes_held;
+	weft__tls.nopreempt = nopreempt;
+	weft__tls.task = task;
+	weft__tls.locals = locals;
+	set_errno(saved_errno);
 }
 
 /* The running fiber f (with a task) is parked or queued: go on with the
@@ -340,6 +429,7 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 	weft_task *task = weft__tls.task;
 	struct weft__locals *locals = weft__tls.locals;
 	int nopreempt = weft__tls.nopreempt, mutexes_held = weft__tls.mutexes_held;
+	int saved_errno = errno;
 	trace(w, WEFT__TRACE_END, NULL, false);
 	weft_task *next = pick(w);
 	weft__fiber *g;
@@ -354,24 +444,27 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 		g->first = next;
 	}
 	enter(w, g);
+	w->prev = f;
 	weft__context_switch(&f->ctx, &g->ctx);
-	reap(w);
-	weft__tls.mutexes_held = mutexes_held;
-	weft__tls.nopreempt = nopreempt;
-	weft__tls.task = task;
-	weft__tls.locals = locals;
+	reap(here(f));
+	restore_thread_state(task, locals, nopreempt, mutexes_held, saved_errno);
 }
 
 /* ------------------------------------------------------------ blocking */
 
 #define INLINE_STACK_RESERVE 16384 /* bytes a fiber keeps free for what it runs inline */
 
+static AFTER_SWITCH void awaited_run_done(weft__fiber *f)
+{
+	weft__stack_set_current(f->stack, f->task);
+}
+
 bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
 {
 	weft__fiber *f = weft__fiber_current();
 	if (!f || !f->task || !f->stack || weft__tls.mutexes_held > 0)
 		return false;
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	if (!w->ops->take_awaited ||
 	    (uintptr_t)__builtin_frame_address(0) - (uintptr_t)f->stack->base <
 	            INLINE_STACK_RESERVE)
@@ -384,7 +477,7 @@ bool weft__fiber_run_awaited(const weft_task *t, const weft_group *g)
 	weft_task *outer = f->task;
 	run_on(w, f, x);
 	f->task = outer;
-	weft__stack_set_current(f->stack, outer);
+	awaited_run_done(f);
 	return true;
 }
 
@@ -393,7 +486,7 @@ bool weft__fiber_take_back(weft_rt *rt, weft_task *t)
 	weft__fiber *f = weft__fiber_current();
 	if (!f || weft__tls.rt != rt)
 		return false;
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	if (!w->ops->take_awaited)
 		return false;
 	weft__tls.nopreempt++;
@@ -408,7 +501,7 @@ bool weft__fiber_take_back(weft_rt *rt, weft_task *t)
 
 void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 {
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	int running = WEFT__FIBER_RUNNING;
 	if (!atomic_compare_exchange_strong(&f->state, &running, WEFT__FIBER_PARKED)) {
@@ -426,12 +519,12 @@ void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 	trace(w, WEFT__TRACE_PARK, NULL, false);
 	WEFT__PROBE1(fiber__park, f->task);
 	switch_away(w, f);
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 }
 
 bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadline_ns)
 {
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	/* The deadline is on the real clock; only a virtual clock needs it
 	 * moved, since the clock read twice may differ by a preemption. */
@@ -443,28 +536,34 @@ bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadl
 	/* The timer and the waker may both unpark it: the second wake-up
 	 * lands while it is queued (READY_WOKEN) and must be kept. */
 	f->rewakable = true;
+	f->pinned = true; /* its timer is w's */
 	weft__fiber_park(f, why);
 	bool woken = f->wait_result != WEFT_ETIMEDOUT;
 	if (woken)
 		weft__timers_remove(&w->timers, &f->timer);
-	weft__tls.nopreempt--;
+	f->pinned = false;
+	nopreempt_add(-1);
 	return woken;
 }
 
 void weft__fiber_unpark(weft__fiber *f)
 {
-	weft__fworker *w = f->home; /* read before the fiber can run and end */
-	weft_task *t = f->task;
 	weft__tls.nopreempt++; /* ready may push to this worker's queue */
 	int s = atomic_load(&f->state);
 	for (;;) {
 		if (s == WEFT__FIBER_PARKED) {
+			/* Read once it parked (its worker wrote home before) and
+			 * before the fiber can run and end. */
+			weft__fworker *w = here(f);
+			weft_task *t = f->task;
 			if (atomic_compare_exchange_weak(&f->state, &s, WEFT__FIBER_READY)) {
 				trace(w, WEFT__TRACE_WAKE, NULL, false);
 				atomic_fetch_add_explicit(&w->unparks, 1, memory_order_relaxed);
 				WEFT__PROBE1(fiber__wake, t);
 				if (on_worker(w))
 					w->ops->ready(w, t, WEFT__READY_WOKEN);
+				else if (w->ops->wake)
+					w->ops->wake(w, t);
 				else
 					weft__fworker_push_remote(w, t);
 				break;
@@ -488,7 +587,7 @@ void weft__fiber_unpark(weft__fiber *f)
 void weft__fiber_yield(void)
 {
 	weft__fiber *f = weft__fiber_current();
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	trace(w, WEFT__TRACE_YIELD, NULL, false);
 	/* A fiber that yields is in no wait queue (weft queues a waiter only
@@ -496,23 +595,24 @@ void weft__fiber_yield(void)
 	atomic_store_explicit(&f->state, WEFT__FIBER_READY, memory_order_relaxed);
 	w->ops->ready(w, f->task, WEFT__READY_YIELDED);
 	switch_away(w, f);
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 }
 
 void weft__fiber_sleep(int64_t ns)
 {
 	weft__fiber *f = weft__fiber_current();
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), ns));
+	f->pinned = true; /* its timer is w's until it fires (on w) */
 	weft__fiber_park(f, WEFT__WAIT_SLEEP);
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 }
 
 int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 {
 	weft__fiber *f = weft__fiber_current();
-	weft__fworker *w = f->home;
+	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	if (weft__poller_arm(&w->poller, fd, events, f) != 0) {
 		weft__tls.nopreempt--;
@@ -523,35 +623,12 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	if (timeout_ns >= 0)
 		weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), timeout_ns));
 	w->fd_waits++;
+	/* Its fd interest and timer are w's until fd_ready or the timer
+	 * (on w) took both away: then it may move. */
+	f->pinned = true;
 	weft__fiber_park(f, WEFT__WAIT_FD);
-	w->fd_waits--;
-	f->wait_fd = -1;
-	weft__tls.nopreempt--;
+	nopreempt_add(-1);
 	return f->wait_result;
-}
-
-static void fd_ready(void *token, short revents, void *ctx)
-{
-	weft__fworker *w = ctx;
-	weft__fiber *f = token;
-	weft__timers_remove(&w->timers, &f->timer);
-	f->wait_result = revents;
-	weft__fiber_unpark(f);
-}
-
-static void expire_timers(weft__fworker *w)
-{
-	if (!w->timers.root)
-		return;
-	int64_t now = clock_now(w);
-	weft__timer *tm;
-	while ((tm = weft__timers_pop_expired(&w->timers, now))) {
-		weft__fiber *f = (weft__fiber *)((char *)tm - offsetof(weft__fiber, timer));
-		if (f->wait_fd >= 0)
-			weft__poller_disarm(&w->poller, f->wait_fd);
-		f->wait_result = WEFT_ETIMEDOUT; /* wait_fd, park_until */
-		weft__fiber_unpark(f);
-	}
 }
 
 /* ------------------------------------------------------------ queues */
@@ -565,103 +642,10 @@ void weft__fworker_post_local(weft__fworker *w, weft_task *t)
 	weft__tls.nopreempt--;
 }
 
-void weft__fworker_push_remote(weft__fworker *w, weft_task *t)
-{
-	weft__inbox_push(&w->inbox, t);
-	if (atomic_load(&w->sleeping)) /* seq_cst: pairs with weft__fworker_sleep */
-		weft__poller_wake(&w->poller);
-}
-
 weft__fworker *weft__fworker_self(weft_rt *rt)
 {
 	weft__fiber *f = weft__fiber_current();
-	return f && weft__tls.rt == rt ? f->home : NULL;
-}
-
-void weft__fworker_wake(weft__fworker *w)
-{
-	weft__poller_wake(&w->poller);
-}
-
-bool weft__fworker_has_pending(weft__fworker *w)
-{
-	return w->timers.root != NULL || w->fd_waits > 0;
-}
-
-/* Sleeps in the poller until the next timer, an fd event or a wake-up.
- * Under virtual time, when no fd can wake anybody, only a post could come
- * before the next timer: look once without sleeping, then jump the clock
- * to the timer. */
-void weft__fworker_sleep(weft__fworker *w)
-{
-	weft__fworker_sleep_for(w, -1);
-}
-
-void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
-{
-	atomic_store(&w->sleeping, 1); /* seq_cst: pairs with push_remote */
-	if (!weft__inbox_empty(&w->inbox)) {
-		atomic_store(&w->sleeping, 0);
-		return;
-	}
-	int64_t next = weft__timers_next(&w->timers);
-	int64_t timeout = -1;
-	if (next != INT64_MAX) {
-		timeout = weft__ns_left(next, clock_now(w));
-		if (w->virtual_time && w->fd_waits == 0)
-			timeout = 0;
-	}
-	if (max_ns >= 0 && (timeout < 0 || max_ns < timeout))
-		timeout = max_ns;
-	int64_t asked = w->progress_sleep_ns;
-	w->progress_sleep_ns = -1;
-	bool watching =
-	        asked >= 0 && !w->virtual_time && weft__progress_on() && weft__progress_watch(w);
-	uint64_t unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
-	weft__count(&w->sleeps, 1);
-	weft__ticker_idle(&w->ticker, true);
-	weft__idle_begin(w->rt, w->index);
-	/* The watching worker polls for the progress functions between short
-	 * sleeps, here rather than through the loop and the model's idle op
-	 * (whose search would spin at each of them), until something else
-	 * ends the sleep: an fd, a wake-up, its timer or max_ns, a waiter the
-	 * poll readied, or no waiter left. */
-	int64_t start = watching ? clock_now(w) : 0;
-	for (unsigned quick = 0;;) {
-		int64_t t = timeout;
-		if (watching) {
-			if (timeout >= 0 && (t = timeout - (clock_now(w) - start)) < 0)
-				t = 0;
-			if (t < 0 || asked < t)
-				t = asked;
-		}
-		int reported = 0;
-		if (watching && t == 0 && asked == 0 && ++quick % 16 != 0) {
-			/* Asked to poll again at once (inside an arrival window):
-			 * no system call but one in 16, for fds and kicks; the
-			 * inbox is looked at every time. */
-			weft__cpu_relax();
-			w->poller.woken = false;
-		} else {
-			reported = weft__poller_wait(&w->poller, t, fd_ready, w);
-		}
-		if (!watching || reported > 0 || w->poller.woken || !weft__inbox_empty(&w->inbox) ||
-		    (timeout >= 0 && clock_now(w) - start >= timeout))
-			break;
-		w->progress_unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
-		asked = weft_progress_poll();
-		if (asked < 0 || progress_came(w))
-			break;
-	}
-	if (watching)
-		weft__progress_unwatch(w);
-	weft__idle_end(w->rt, w->index);
-	weft__ticker_idle(&w->ticker, false);
-	atomic_store(&w->sleeping, 0);
-	if (w->virtual_time && next != INT64_MAX && next > w->vnow &&
-	    weft__inbox_empty(&w->inbox) &&
-	    atomic_load_explicit(&w->unparks, memory_order_relaxed) == unparks)
-		w->vnow = next;
+	return f && weft__tls.rt == rt ? here(f) : NULL;
 }
 
 /* ------------------------------------------------------------ quanta */
@@ -720,8 +704,12 @@ static void on_tick(void *ctx, uintptr_t pc)
 		atomic_store(&f->state, WEFT__FIBER_READY_WOKEN);
 	f->rewakable = true;
 	f->task = t; /* an awaited task it ran inline may have just ended */
+	/* It returns through this signal handler's frame: it resumes on
+	 * this worker (pinned), not another. */
+	f->pinned = true;
 	w->ops->ready(w, t, WEFT__READY_YIELDED);
 	switch_away(w, f);
+	f->pinned = false;
 	weft__tls.nopreempt--;
 }
 
@@ -773,7 +761,7 @@ static void *worker_main(void *arg)
 	start_quantum_clock(w);
 	w->current = &w->main;
 	weft__tls.fiber = &w->main;
-	loop(w);
+	loop(&w->main);
 	reap(w);
 	while (w->spares) {
 		weft__fiber *f = w->spares;
@@ -799,7 +787,7 @@ int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops
 	w->ops = ops;
 	w->model = model;
 	w->index = index;
-	w->main.home = w;
+	atomic_init(&w->main.home, w);
 	w->main.wait_fd = -1;
 	weft__timers_init(&w->timers);
 	w->progress_sleep_ns = -1;
@@ -833,46 +821,4 @@ void weft__fworker_release(weft__fworker *w)
 	weft__stack_pool_destroy(&w->stacks);
 	weft__poller_destroy(&w->poller);
 	w->poller_ok = false;
-}
-
-void weft__fworker_stats(weft__fworker *w, weft_stats *s)
-{
-	uint64_t finished = atomic_load(&w->finished), cancelled = atomic_load(&w->cancelled);
-	s->posted += atomic_load(&w->posted);
-	s->run += finished - cancelled;
-	s->cancelled += cancelled;
-	s->sleeps += atomic_load(&w->sleeps);
-	s->switches += atomic_load(&w->switches);
-	s->preemptions += atomic_load(&w->preemptions);
-	s->parks += atomic_load(&w->parks);
-	s->unparks += atomic_load(&w->unparks);
-	s->steals += atomic_load(&w->steals);
-	s->steal_attempts += atomic_load(&w->steal_attempts);
-	s->spins += atomic_load(&w->spins);
-}
-
-void weft__fworker_print_worker(weft__fworker *w, FILE *out)
-{
-	fprintf(out,
-	        "weft: worker %d: ran %llu, wake-ups sent %llu, received %llu, steals %llu of "
-	        "%llu attempts, sleeps %llu, idle looks %llu, parks %llu\n",
-	        w->index, (unsigned long long)atomic_load(&w->finished),
-	        (unsigned long long)atomic_load(&w->wakes_sent),
-	        (unsigned long long)atomic_load(&w->wakes_received),
-	        (unsigned long long)atomic_load(&w->steals),
-	        (unsigned long long)atomic_load(&w->steal_attempts),
-	        (unsigned long long)atomic_load(&w->sleeps),
-	        (unsigned long long)atomic_load(&w->spins),
-	        (unsigned long long)atomic_load(&w->parks));
-}
-
-void weft__fworker_print_stats(const weft_stats *s, FILE *out)
-{
-	fprintf(out, "weft: fiber switches %llu, preemptions %llu, parks %llu, unparks %llu\n",
-	        (unsigned long long)s->switches, (unsigned long long)s->preemptions,
-	        (unsigned long long)s->parks, (unsigned long long)s->unparks);
-	if (s->workers > 1)
-		fprintf(out, "weft: steals %llu of %llu attempts, idle looks %llu\n",
-		        (unsigned long long)s->steals, (unsigned long long)s->steal_attempts,
-		        (unsigned long long)s->spins);
 }

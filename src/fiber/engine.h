@@ -10,17 +10,30 @@
  * task waits, yields or is preempted does its fiber stay with it, and the
  * worker continues on another fiber (a spare, a new one, or the worker's
  * own thread stack, which never runs tasks and so is always free to go
- * on). A fiber stays on the worker that started it: only unstarted tasks
- * move between workers, so stacks, timers and pollers stay per worker.
+ * on).
+ *
+ * Fibers that move. A fiber's home is the worker it runs on or last ran
+ * on; a woken or yielded fiber is queued there (the model's queue), and a
+ * model may let another worker take it from that queue and resume it
+ * (mn does, when the home is busy). What stays with a worker: its timers
+ * and poller, so a fiber with a timer or fd interest armed (a sleep, a
+ * timed park, an fd wait) is pinned until that wait is over (pinned);
+ * its stacks (a moved fiber's stack is counted in the pool of the worker
+ * it ends on, stacks_out settles the count). What the engine re-reads
+ * after every switch: the current worker (f->home) and weft__tls; it
+ * saves and restores errno, the task, the preemption guard and the mutex
+ * hold count across it (switch_away).
  *
  * Parking is one atomic step on the fiber's state: RUNNING -> PARKED by
  * CAS (an unpark that came first left WOKEN, and then the fiber does not
- * park). A woken fiber is resumed only by its own worker, and that worker
- * is the thread doing the park, so it cannot resume the fiber before the
- * switch away has saved it: no second phase is needed. An unpark that
- * finds the fiber queued to run again (yielded or preempted after it
- * queued itself as a waiter) leaves READY_WOKEN, which its next park
- * consumes. */
+ * park). The switch away from a parked or queued fiber may still be under
+ * way on its home when a waker queues it and another worker takes it:
+ * on_cpu says so (set when a worker enters a fiber, cleared by that
+ * worker once the switch away from it has saved it), and a worker
+ * resuming a fiber from elsewhere waits for it to clear (a few hundred
+ * ns at most; Linux's p->on_cpu). An unpark that finds the fiber queued
+ * to run again (yielded or preempted after it queued itself as a waiter)
+ * leaves READY_WOKEN, which its next park consumes. */
 #ifndef WEFT_SRC_FIBER_ENGINE_H
 #define WEFT_SRC_FIBER_ENGINE_H
 
@@ -28,6 +41,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/clock.h"
 #include "core/inbox.h"
 #include "core/internal.h"
 #include "core/progress.h"
@@ -60,9 +74,13 @@ typedef struct weft__fworker weft__fworker;
 typedef struct weft__fiber {
 	weft__context ctx;
 	weft__stack *stack; /* NULL for the worker's own thread stack */
-	weft__fworker *home;
-	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
-	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
+	/* The worker it runs on or last ran on: written by the worker that
+	 * enters it, read by wakers once it parked. */
+	_Atomic(weft__fworker *) home;
+	_Atomic int on_cpu; /* entered, and the switch away from it not done */
+	bool pinned;        /* a timer or fd interest at home: may not move */
+	weft_task *task;    /* the task on it, NULL while it runs the worker loop */
+	weft_task *first;   /* a new loop fiber: the task to start first, or NULL */
 	_Atomic int state;
 	/* Queued while a second wake-up may still come (a tick queued it, or a
 	 * timed park whose timer and waker both fire): it may be READY_WOKEN. */
@@ -103,6 +121,10 @@ typedef struct weft__fiber_ops {
 	void (*charge)(weft__fworker *w, weft_task *t);
 	/* Optional: mlfq's periodic boost. */
 	void (*boost)(weft__fworker *w);
+	/* Optional, any thread but w's: t's fiber, last on w, was woken; queue
+	 * it (where other workers may take it) and wake whom it takes. Without
+	 * it: w's inbox, waking w if it sleeps. */
+	void (*wake)(weft__fworker *w, weft_task *t);
 } weft__fiber_ops;
 
 struct weft__fworker {
@@ -119,6 +141,7 @@ struct weft__fworker {
 	int nspares;
 	bool stack_refused;  /* the last stack asked for was refused (see can_start) */
 	weft__fiber *zombie; /* ended; freed by whoever runs next */
+	weft__fiber *prev;   /* switched away from: its on_cpu is cleared after */
 	weft__stack_pool stacks;
 	weft__timers timers;
 	weft__poller poller;
@@ -138,10 +161,13 @@ struct weft__fworker {
 	uint64_t boost_every, next_boost;
 	bool charges, boosts; /* set by the model before start: the policy's quanta */
 
-	/* Tasks and wake-ups from other threads; sleeping says the worker is
-	 * in (or entering) the poller, so a push must wake it. */
+	/* Tasks and wake-ups from other threads; sleeping says how the worker
+	 * sleeps (or is about to: no, in the poller, on kicked), so a push
+	 * must wake it that way; kicked: a wake-up not yet seen (any thread
+	 * sets it, the worker clears it when it wakes). */
 	WEFT__ALIGNED weft__inbox inbox;
 	_Atomic int sleeping;
+	_Atomic uint32_t kicked;
 
 	/* Written by the worker only (read by sums and stats). */
 	WEFT__ALIGNED _Atomic uint64_t finished, posted, cancelled, switches, sleeps;
@@ -150,6 +176,10 @@ struct weft__fworker {
 	 * looks before sleeping, wake-ups this worker sent and received. */
 	_Atomic uint64_t steal_attempts, spins, wakes_sent, wakes_received;
 	WEFT__ALIGNED _Atomic uint64_t unparks; /* any thread: an atomic add */
+	/* Stacks of fibers that moved to other workers (they add them to
+	 * their own count): the owner subtracts them from stacks.live. */
+	_Atomic size_t stacks_out;
+	_Atomic uint64_t moved_in; /* fibers taken from other workers (worker only) */
 
 	/* The progress duty (core/progress.h), worker only: the spin, the
 	 * longest the next sleep may last (negative: no limit), and unparks
@@ -182,8 +212,9 @@ weft__fworker *weft__fworker_self(weft_rt *rt);
  * event, an inbox push or weft__fworker_wake. The caller has announced
  * itself idle and re-checked its own queues after that. */
 void weft__fworker_sleep(weft__fworker *w);
-/* The same, for at most max_ns (a watch; the poller's resolution applies). */
-void weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns);
+/* The same, for at most max_ns (a watch); true when something else than
+ * the end of max_ns ended it (a wake-up, an fd, a timer, an inbox push). */
+bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns);
 /* Makes w's current or next sleep return (any thread). */
 void weft__fworker_wake(weft__fworker *w);
 /* Whether w can start a new task now (owner only): true while no stack was
@@ -195,8 +226,24 @@ void weft__fworker_wake(weft__fworker *w);
  * then not take work from elsewhere (steal, its shared queue), which w
  * could only set aside while other workers could have started it. */
 bool weft__fworker_can_start(weft__fworker *w);
+/* w's clock: the real one, or its virtual time (worker only). */
+static inline int64_t weft__fworker_now(const weft__fworker *w)
+{
+	return w->virtual_time ? w->vnow : weft__now_ns();
+}
+/* Wakes the fibers whose timers expired (worker only; engine_sleep.c). */
+void weft__fworker_expire_timers(weft__fworker *w);
+/* Whether work came for w since its progress duty began (progress.h). */
+bool weft__fworker_progress_came(void *ctx);
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
+/* Whether t's fiber, queued to resume on another worker, may move to the
+ * caller's (no timer or fd interest armed). Under the queue's lock. */
+static inline bool weft__fiber_movable(const weft_task *t)
+{
+	const weft__fiber *f = t->fiber_;
+	return f && !f->pinned;
+}
 
 /* Adds w's counters into *s (the model's stats op). */
 void weft__fworker_stats(weft__fworker *w, weft_stats *s);

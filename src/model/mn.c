@@ -12,10 +12,8 @@
  *            subtrees); a Chase-Lev deque, so a post is a store and a
  *            fence, with no lock and nothing shared written;
  *   resume   started fibers to run again (woken, yielded, preempted), FIFO,
- *            owner only: a fiber stays on the worker that started it (as
- *            marl does), which keeps its stack, timers, fd interest and
- *            per-thread state with one worker; wake-ups from other threads
- *            reach it through the worker's inbox;
+ *            under a small lock: the owner and wakers from other threads
+ *            queue them, the owner and thieves take them (below);
  * and for all of them the injection queue: posts from threads that are not
  * workers (a lock-free inbox, moved under the lock into the policy's
  * queue, so the policy orders them), and the overflow of full deques.
@@ -26,63 +24,71 @@
  * a yield loop nor a stream of new tasks starves the other); then the
  * injection queue (taking a batch onto its deque when many wait, so the
  * others steal from it rather than all take the injection lock per task);
- * then it steals from the other deques, from a random victim on.
+ * then it steals from the other deques, then the other resume queues, from
+ * a random victim on.
  *
- * Searching and sleeping. What makes a runtime slower on 16 cores than on
- * one is work that moves between cores when it need not, and lines that
- * every core writes or reads per operation. So:
+ * Fibers that move. A woken fiber is queued on the worker it last ran on
+ * (a wake-up from another thread too: op wake, which kicks that worker if
+ * it sleeps), a yielded one on its own; there it resumes when that worker
+ * next picks, unless another worker takes it first: a thief takes the
+ * oldest movable fiber of a victim's resume queue once it saw that very
+ * one there at two looks MOVE_SIT_NS apart with nothing resumed from that
+ * queue in between, i.e. when its worker is busy with something else (Go
+ * and Tokio move a woken task to whichever worker is free). Searchers
+ * look at the resume queues after the deques, and the watcher's sleep
+ * ends when one holds a fiber (the watch's sign of use counts wake-ups of
+ * fibers, so a pipeline that posts nothing keeps it on duty). A wake-up
+ * itself wakes no sleeper (unlike Go's ready): the waker nearly always
+ * parks next (a channel, a ping-pong), and a worker woken for the fiber
+ * only spun beside it (channel ping-pong went 3-8x slower). So
+ * long-lived tasks that wait often (connections, pipeline stages) spread
+ * over the workers, within a watch period, instead of staying where they
+ * started. What moves is the fiber with its stack; what does not: a
+ * fiber with a timer or fd interest armed on its worker (a sleep, a timed
+ * wait, an fd wait) is pinned until that is over (the timer fired or was
+ * removed, the fd reported), and so is a preempted one (it returns
+ * through its signal frame); the engine re-reads the worker and the
+ * thread's state after every switch, carrying errno (engine.h;
+ * docs/fibers.md says what a __thread variable does to a task that moves).
+ *
+ * Searching and sleeping follow core/idle.h, shared with threads: what
+ * makes a runtime slower on 16 cores than on one is work that moves
+ * between cores when it need not, and lines every core writes or reads
+ * per operation. So:
  *   - a join that nobody stole is a pop of the worker's own deque: the
  *     awaited task is looked for AWAITED_DEPTH deep (the plain fork, post
  *     a, post b, wait a, waits first for the one under the newest), and
  *     weft_fork_join takes its b back with one pop (model op take_back);
- *   - a thief takes a surplus (two or more queued) at once, but a lone task
- *     only when it saw that very task sit there at its previous look (the
- *     deque's push counter and top, per victim): a lone task is nearly
- *     always the child its poster waits for next, and taking it would turn
- *     a push and a pop on one core into a hand-off, a park and a wake-up
- *     (Cilk's work-first rule, from the thief's side). A task its poster
- *     does not come back to is still taken, a look (~1 us) later;
- *   - a post of one task onto an empty deque wakes nobody: its poster
- *     nearly always waits for it next (the chain of spawn-joins), and a
- *     woken worker would only search, find nothing and sleep again, ever
- *     and again. A second task, or an offer (weft_fork_join's b, a loop's
- *     half: the poster runs something else first), may wake one;
+ *   - thieves follow the lazy rule (a surplus at once, a lone task once it
+ *     sat 1 us) and a lone post (one task onto an empty deque) wakes
+ *     nobody while the watch is on duty: its poster nearly always waits
+ *     for it next (the chain of spawn-joins). A second task, or an offer
+ *     (weft_fork_join's b, a loop's half), may wake one;
  *   - a worker that runs out of work searches (spins) for SPIN_NS, one look
  *     per microsecond at LOOK_VICTIMS random victims and the injection
- *     queue, if fewer than max_spinning (half the CPUs, plus one)
- *     already search; a post wakes a sleeper only when nobody searches
- *     (idle.h), and a searcher that finds work wakes the next sleeper only
- *     if it was the last searcher and a surplus remains (ramp-up one worker
- *     at a time, as Go does). So a post from a task costs a store and two
- *     reads of lines that change only when workers go to sleep or wake (the
- *     fence that orders them is paid by the worker going to sleep, with a
- *     membarrier, where the kernel has it); a chain of spawn-joins wakes
- *     nobody, and the owner's deque line is read by at most max_spinning
- *     searchers, a few times a microsecond between them, however many
- *     workers there are;
- *   - the watch: the first worker to sleep keeps it, and sleeps for at
- *     most WATCH_BUSY_NS (WATCH_IDLE_NS when every worker sleeps), then
- *     looks once, without searching: a lone task whose poster went on with
- *     something long (or blocked its thread) is taken within two watches.
- *     When the watcher finds work it hands the watch to a sleeper (a kick).
+ *     queue, if fewer than max_spinning (half the CPUs, plus one) already
+ *     search; a post wakes a sleeper only when nobody searches, and a
+ *     searcher that finds work wakes the next one only if it was the last
+ *     searcher and a surplus remains (ramp-up one at a time, as Go does).
+ *     So a post from a task costs a store and a few reads of lines that
+ *     change only when workers sleep or wake (the fence that orders them
+ *     is paid by the worker going to sleep, with a membarrier where the
+ *     kernel has it), and a chain of spawn-joins wakes nobody.
  *
  * No lost wake-up, i.e. never every worker asleep while a task sits where
  * only sleepers could take it: a post makes its task visible (deque store;
- * or the inbox's seq_cst CAS) before it reads the idle counts, and a
- * worker about to sleep stops counting itself a searcher, joins the idle
- * list and then, after a membarrier (or with the posters' fence where the
- * kernel has none), looks everywhere once more: its own queues, the
- * injection queue and every deque. Either the poster saw it idle and
- * nobody searching, and wakes a sleeper, or the last look sees the task.
- * A lone task the last look sees but may not take yet (seen for the first
- * time) does not let the worker sleep: it looks again a microsecond later
- * and takes it then, unless its owner did. A lone post that woke nobody is
- * still its poster's (a worker only idles with an empty deque, so the
- * poster runs it at the latest when it next picks), and the watch bounds
- * how long it waits when the poster does not come back. Wake-ups of a
- * parked fiber go through its worker's inbox, which the engine pairs with
- * the worker's sleeping flag. tests/test_join.c (lone_child_found,
- * bursts_never_strand) is the stress that would catch a lost wake-up.
+ * or the inbox's seq_cst CAS) before it reads the watch and idle counts,
+ * and a worker about to sleep stops counting itself a searcher, joins the
+ * idle list, takes the watch if it is vacant and anyone is awake, and
+ * then, after a membarrier (or with the posters' fence where the kernel
+ * has none), looks everywhere once more. Either the poster saw it idle
+ * and nobody searching, and wakes a sleeper, or the last look sees the
+ * task; a lone task seen there for the first time keeps it awake a look
+ * longer. A lone post that woke nobody is its poster's or the watcher's
+ * (idle.h). A woken fiber is on its worker's resume queue before the
+ * worker is kicked (engine: the kick's exchange pairs with the sleep's).
+ * tests/test_join.c (lone_child_found, bursts_never_strand) and
+ * tests/test_idle.c are the stresses that would catch a lost wake-up.
  *
  * Policies: priority and fifo order the injection queue, i.e. the tasks
  * posted from outside; tasks posted by tasks run work-first on their
@@ -92,85 +98,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/completion.h"
-#include "core/deque.h"
-#include "core/idle.h"
-#include "core/internal.h"
-#include "core/lock.h"
 #include "core/membarrier.h"
 #include "core/observe.h"
 #include "core/spin.h"
-#include "core/task_list.h"
-#include "fiber/engine.h"
+#include "model/mn.h"
 #include "obs/probes.h"
-
-#define INJECTED_EVERY 61 /* picks between looks at the injection queue first */
-/* An idle worker searches (spins) this long before it sleeps, one look
- * every LOOK_PAUSES pauses (~1 us): long enough that a post stream which
- * keeps one spare task about is served without a wake-up each time, short
- * enough that an idle runtime stops burning CPU within tens of us. */
-#define SPIN_NS        50000
-#define LOOK_PAUSES    32
-/* Victims one look of a spinning worker probes: a few at random, not all,
- * so that 15 searchers on 16 CPUs do not each read every owner's deque line
- * every microsecond (each read makes that owner's next post take its line
- * back). The look before sleeping reads them all. */
-#define LOOK_VICTIMS   2
-/* Injected tasks a worker moves to its own deque at once when many wait:
- * the others then steal from it instead of all taking the injection lock
- * for every task (Go's globrunqget). */
-#define INJECTED_BATCH 32
-/* The watch: one sleeping worker wakes this often to take lone tasks that
- * their posters left (a post of one task wakes nobody, see above): while
- * some worker is busy, and, more seldom, while all sleep. */
-#define WATCH_BUSY_NS  1000000
-#define WATCH_IDLE_NS  10000000
-
-typedef struct mn_worker {
-	weft__fworker fw;
-	weft__deque deque;
-	/* Owner only. */
-	weft__task_list resume; /* started fibers to run again, FIFO */
-	unsigned picks;
-	bool prefer_new; /* last pick was a resumed fiber */
-	bool spinning;   /* counted in idle.nspinning */
-	bool recheck;    /* saw a lone new task before sleeping: look once more */
-	bool watched;    /* woke from a watch: look once, do not search */
-	bool has_watch;  /* it is m->watch: kept through its sleeps until it works */
-	uint64_t rng;
-	uint64_t *seen;                /* per victim: its deque's key when one task sat there */
-	int64_t batch_base, batch_end; /* deque indices of the last injected batch */
-	weft__idler idler;
-} mn_worker;
-
-typedef struct mn {
-	weft_rt *rt;
-	int nworkers;
-	int max_spinning;
-	int awake_cap;     /* the workers, or the CPUs when there are more CPUs */
-	bool any_priority; /* fifo: batches need not share a priority */
-
-	WEFT__ALIGNED weft__inbox injected; /* outside posts, not yet queued */
-	WEFT__ALIGNED weft__lock lock;
-	weft__readyq queue; /* under lock */
-	_Atomic size_t queue_len;
-
-	weft__idle idle;
-	_Atomic int stopping;
-	_Atomic int watch;  /* index of the worker that watches, or -1 */
-	mn_worker *workers; /* nworkers of them */
-	uint64_t *seen;     /* every worker's seen[], one block */
-} mn;
-
-static mn_worker *of(weft__fworker *w)
-{
-	return WEFT__CONTAINER(w, mn_worker, fw);
-}
-
-static mn *model_of(weft__fworker *w)
-{
-	return w->model;
-}
 
 /* ------------------------------------------------------------ waking */
 
@@ -202,132 +136,10 @@ static bool room_for(mn *m, int extra)
 	return weft__room_beside_helpers(m->rt, awake + extra, m->awake_cap);
 }
 
-static bool injected_waiting(mn *m)
-{
-	return !weft__inbox_empty(&m->injected) ||
-	       atomic_load_explicit(&m->queue_len, memory_order_relaxed) != 0;
-}
-
 static bool own_work(mn_worker *self)
 {
-	return self->resume.head || !weft__inbox_empty(&self->fw.inbox) ||
-	       weft__deque_size_hint(&self->deque) > 0;
-}
-
-/* ------------------------------------------------------------ queues */
-
-static void inject(mn *m, weft_task *t)
-{
-	weft__lock_acquire(&m->lock);
-	weft__readyq_push(&m->queue, t);
-	atomic_store_explicit(&m->queue_len, m->queue.len, memory_order_relaxed);
-	weft__lock_release(&m->lock);
-}
-
-/* One task from the injection queue, in the policy's order. When many
- * wait and other workers could share them, a batch more of the same
- * priority (any, under fifo) goes onto the taker's deque in order (the
- * best is popped first), where idle workers steal from it rather than all
- * take the injection lock for every task (Go's globrunqget). The price: a
- * task posted later with a more urgent priority may wait for the batch
- * (INJECTED_BATCH tasks at most). */
-static weft_task *take_injected(mn *m, mn_worker *self)
-{
-	if (!injected_waiting(m))
-		return NULL;
-	weft__lock_acquire(&m->lock);
-	for (weft_task *t = weft__inbox_take(&m->injected); t;) {
-		weft_task *next = t->next_;
-		weft__readyq_push(&m->queue, t);
-		t = next;
-	}
-	weft_task *t = weft__readyq_pop(&m->queue);
-	size_t want = m->nworkers > 1 ? m->queue.len / (size_t)m->nworkers : 0, batch = 0;
-	want = want > INJECTED_BATCH ? INJECTED_BATCH : want;
-	weft_task *more[INJECTED_BATCH];
-	while (t && batch < want) {
-		weft_task *x = weft__readyq_pop(&m->queue);
-		if (!m->any_priority && x->priority_ != t->priority_) {
-			weft__readyq_unpop(&m->queue, x);
-			break;
-		}
-		more[batch++] = x;
-	}
-	atomic_store_explicit(&m->queue_len, m->queue.len, memory_order_relaxed);
-	weft__lock_release(&m->lock);
-	if (batch > 0) {
-		self->batch_base = atomic_load_explicit(&self->deque.bottom, memory_order_relaxed);
-		self->batch_end = self->batch_base + (int64_t)batch;
-	}
-	while (batch > 0) {
-		if (!weft__deque_push(&self->deque, more[--batch])) {
-			inject(m, more[batch]); /* full: back where every worker sees it */
-		}
-	}
-	return t;
-}
-
-/* Whether tasks of the last batch self took are still on its deque. */
-static bool batch_pending(mn_worker *self)
-{
-	return atomic_load_explicit(&self->deque.top, memory_order_relaxed) < self->batch_end &&
-	       atomic_load_explicit(&self->deque.bottom, memory_order_relaxed) > self->batch_base;
-}
-
-/* Takes the oldest task of victim v for self, under the lazy rule: a
- * surplus (two or more queued) is taken at once; a lone task only once
- * self has seen that very task sit there at its previous look. A lone
- * task is usually the child its poster is about to wait for: taking it at
- * once would turn a push and a pop on one core into a hand-off between
- * two and a park (Cilk's work-first rule, kept from the thief's side).
- * *fresh says a lone task was seen and left for now. */
-static weft_task *steal_from(mn *m, mn_worker *self, int vi, bool *fresh)
-{
-	mn_worker *v = &m->workers[vi];
-	uint64_t key;
-	int64_t n = weft__deque_peek(&v->deque, &key);
-	if (n == 0)
-		return NULL;
-	if (n == 1 && self->seen[vi] != key) {
-		self->seen[vi] = key;
-		*fresh = true;
-		return NULL;
-	}
-	bool lost;
-	do {
-		lost = false;
-		weft_task *t = weft__deque_steal(&v->deque, &lost);
-		if (t) {
-			weft__count(&self->fw.steals, 1);
-			WEFT__PROBE2(task__steal, self->fw.index, 1);
-			weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
-			return t;
-		}
-	} while (lost);
-	*fresh = true; /* emptied while we looked: worth another look */
-	return NULL;
-}
-
-/* Tries `victims` others (all when victims >= nworkers - 1), from a random
- * one on. */
-static weft_task *steal(mn *m, mn_worker *self, int victims, bool *fresh)
-{
-	int n = m->nworkers;
-	if (n < 2)
-		return NULL;
-	weft__count(&self->fw.steal_attempts, 1);
-	self->rng = self->rng * 6364136223846793005ull + 1442695040888963407ull;
-	int start = (int)((self->rng >> 33) % (uint64_t)n);
-	for (int i = 0, tried = 0; i < n && tried < victims; i++) {
-		int vi = (start + i) % n;
-		if (vi == self->fw.index)
-			continue;
-		tried++;
-		weft_task *t = steal_from(m, self, vi, fresh);
-		if (t)
-			return t;
-	}
-	return NULL;
+	return atomic_load_explicit(&self->nresume, memory_order_relaxed) ||
+	       !weft__inbox_empty(&self->fw.inbox) || weft__deque_size_hint(&self->deque) > 0;
 }
 
 /* Whether anything is to be had now, for a worker about to sleep: its own
@@ -341,13 +153,15 @@ static bool look(mn *m, mn_worker *self, int victims, bool *fresh)
 		return true;
 	if (!weft__fworker_can_start(&self->fw))
 		return false;
-	if (injected_waiting(m))
+	if (weft__mn_injected_waiting(m))
 		return true;
-	weft_task *t = steal(m, self, victims, fresh);
+	weft_task *t = weft__mn_steal(m, self, victims, fresh);
 	if (!t)
 		return false;
-	if (!weft__deque_push(&self->deque, t)) /* cannot be full: it was empty */
-		inject(m, t);
+	if (t->fiber_)
+		weft__mn_resume_push(self, t);       /* a fiber that moves */
+	else if (!weft__deque_push(&self->deque, t)) /* cannot be full: it was empty */
+		weft__mn_inject(m, t);
 	return true;
 }
 
@@ -358,21 +172,27 @@ static void on_ready(weft__fworker *w, weft_task *t, weft__ready_how how)
 	mn_worker *mw = of(w);
 	mn *m = model_of(w);
 	if (how != WEFT__READY_POSTED) {
-		weft__task_list_append(&mw->resume, t);
+		/* Wakes nobody (unlike Go's ready): its waker nearly always
+		 * parks next (a channel, a ping-pong), and a sleeper woken
+		 * for it would only spin beside it; if it sits, a searcher or
+		 * the watcher takes it (see "Fibers that move"). */
+		weft__mn_resume_push(mw, t);
 		return;
 	}
 	bool lone = weft__deque_size_hint(&mw->deque) == 0 && !weft__tls.offering;
 	if (!weft__deque_push(&mw->deque, t))
-		inject(m, t); /* full: let every worker see it */
-	if (lone)
-		return; /* its poster's, most likely: a searcher or the watch takes it if not */
-	/* The task, then the idle counts: a worker going to sleep pays for
-	 * this order with a membarrier (see "No lost wake-up"), else here. */
+		weft__mn_inject(m, t); /* full: let every worker see it */
+	/* The task, then the watch and the idle counts: a worker going to
+	 * sleep pays for this order with a membarrier (see "No lost
+	 * wake-up"), else here. */
 	if (weft__membarrier_usable())
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);
-	if (weft__idle_wanted(&m->idle) && room_for(m, 1))
+	/* A lone post is its poster's, most likely: a searcher or the watch
+	 * takes it if not; with nobody on watch it wakes as any post does. */
+	if ((!lone || weft__watch_vacant(&m->idle)) && weft__idle_wanted(&m->idle) &&
+	    room_for(m, 1))
 		wake_one(m, mw);
 }
 
@@ -416,51 +236,39 @@ static weft_task *pick_local(mn *m, mn_worker *mw)
 	weft_task *t;
 	/* (A worker going through a batch it took is serving the injection
 	 * queue already, in its order.) */
-	if (++mw->picks % INJECTED_EVERY == 0 && !batch_pending(mw) &&
-	    weft__fworker_can_start(&mw->fw) && (t = take_injected(m, mw)))
+	if (++mw->picks % INJECTED_EVERY == 0 && !weft__mn_batch_pending(mw) &&
+	    weft__fworker_can_start(&mw->fw) && (t = weft__mn_take_injected(m, mw)))
 		return t;
-	if (mw->resume.head && !(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0)) {
+	if (!(mw->prefer_new && weft__deque_size_hint(&mw->deque) > 0) &&
+	    (t = weft__mn_resume_pop(mw))) {
 		mw->prefer_new = true;
-		return weft__task_list_pop(&mw->resume);
+		return t;
 	}
 	mw->prefer_new = false;
 	if ((t = weft__deque_pop(&mw->deque)))
 		return t;
-	if ((t = weft__task_list_pop(&mw->resume))) {
+	if ((t = weft__mn_resume_pop(mw))) {
 		mw->prefer_new = true;
 		return t;
 	}
 	if (!weft__fworker_can_start(&mw->fw))
 		return NULL;
-	if ((t = take_injected(m, mw)))
+	if ((t = weft__mn_take_injected(m, mw)))
 		return t;
 	bool fresh = false;
-	return steal(m, mw, m->nworkers, &fresh);
+	return weft__mn_steal(m, mw, m->nworkers, &fresh);
 }
 
 /* Whether work is queued that more workers could share: the injection
  * queue, or a deque holding two or more. */
 static bool surplus(mn *m)
 {
-	if (injected_waiting(m))
+	if (weft__mn_injected_waiting(m))
 		return true;
 	for (int i = 0; i < m->nworkers; i++)
 		if (weft__deque_size_hint(&m->workers[i].deque) > 1)
 			return true;
 	return false;
-}
-
-static bool start_spinning(mn *m, mn_worker *mw)
-{
-	if (!room_for(m, 0))
-		return false;
-	int n = atomic_load_explicit(&m->idle.nspinning, memory_order_relaxed);
-	do {
-		if (n >= m->max_spinning)
-			return false;
-	} while (!atomic_compare_exchange_weak(&m->idle.nspinning, &n, n + 1));
-	mw->spinning = true;
-	return true;
 }
 
 /* Stops counting mw as spinning; true when it was the last one. */
@@ -469,7 +277,22 @@ static bool stop_spinning(mn *m, mn_worker *mw)
 	if (!mw->spinning)
 		return false;
 	mw->spinning = false;
-	return atomic_fetch_sub(&m->idle.nspinning, 1) == 1;
+	return weft__idle_stop_search(&m->idle);
+}
+
+/* mw, the watcher, found work and left the watch: a lone post that saw it
+ * watching woke nobody (core/idle.h), so it looks once at every deque.
+ * Only lone posts by other workers can be there, and their posters are
+ * awake; those leave out their fence, hence the membarrier. */
+static void watch_left(mn *m, mn_worker *mw)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&m->idle.awake) <= 1)
+		return; /* nobody else awake: nobody else posts to a deque */
+	if (weft__membarrier_usable())
+		(void)weft__membarrier();
+	if (weft__idle_posts_waiting(&m->idle) && weft__idle_wanted(&m->idle) && room_for(m, 1))
+		wake_one(m, mw);
 }
 
 static weft_task *next(weft__fworker *w)
@@ -481,17 +304,10 @@ static weft_task *next(weft__fworker *w)
 	 * work remains, the next one wakes (ramp up, one at a time). */
 	if (t && stop_spinning(m, mw) && surplus(m) && room_for(m, 1))
 		wake_one(m, mw);
-	if (t && mw->has_watch) {
-		/* Busy now: a sleeper takes the watch over (it goes back to
-		 * sleep with it, there being nothing else for it). */
-		mw->has_watch = false;
-		atomic_store(&m->watch, -1);
-		weft__idler *i = weft__idle_claim_any(&m->idle);
-		if (i) {
-			weft__count(&mw->fw.wakes_sent, 1);
-			kick(i, NULL);
-		}
-	}
+	/* Busy now: the watch is left vacant, not handed on with a wake-up
+	 * (core/idle.h says why): the next lone post wakes a sleeper to it. */
+	if (t && weft__watch_leave(&m->idle, &mw->idler))
+		watch_left(m, mw);
 	return t;
 }
 
@@ -523,6 +339,32 @@ static uint64_t sum_wakes_sent(mn *m)
 
 static const weft__worker_sums sums = {sum_finished, sum_posted};
 
+static weft__deque *deque_of(void *state, int i)
+{
+	mn *m = state;
+	return &m->workers[i].deque;
+}
+
+static void barrier(void *state)
+{
+	(void)state;
+	if (weft__membarrier_usable())
+		(void)weft__membarrier();
+}
+
+/* The watch's sign of use: posts and wake-ups of fibers (a pipeline of
+ * long-lived stages posts nothing, and its fibers may need moving). */
+static uint64_t sum_activity(void *state)
+{
+	mn *m = state;
+	uint64_t n = sum_posted(m);
+	for (int i = 0; i < m->nworkers; i++)
+		n += atomic_load_explicit(&m->workers[i].fw.unparks, memory_order_relaxed);
+	return n;
+}
+
+static const weft__idle_ops idle_ops = {deque_of, sum_activity, barrier};
+
 /* Idle while it cannot start a task (see pick_local): work it sees
  * elsewhere is for a worker that can, so it passes the watch and a wake-up
  * on rather than keep them (a post from outside that woke it, or the
@@ -533,13 +375,10 @@ static const weft__worker_sums sums = {sum_finished, sum_posted};
 static bool idle_starved(mn *m, mn_worker *mw)
 {
 	(void)stop_spinning(m, mw);
-	if (mw->has_watch) {
-		mw->has_watch = false;
-		atomic_store(&m->watch, -1);
-	}
+	(void)weft__watch_leave(&m->idle, &mw->idler);
 	if (own_work(mw))
 		return true;
-	bool elsewhere = injected_waiting(m);
+	bool elsewhere = weft__mn_injected_waiting(m);
 	for (int i = 0; i < m->nworkers && !elsewhere; i++)
 		elsewhere = i != mw->fw.index && weft__deque_size_hint(&m->workers[i].deque) > 0;
 	if (elsewhere) {
@@ -549,8 +388,25 @@ static bool idle_starved(mn *m, mn_worker *mw)
 			kick(i, NULL);
 		}
 	}
-	weft__fworker_sleep_for(&mw->fw, WATCH_BUSY_NS);
+	(void)weft__fworker_sleep_for(&mw->fw, STARVED_SLEEP_NS);
 	return true;
+}
+
+/* The poller (or futex) sleep of weft__idle_doze: true when something
+ * else than the end of ns came (a wake-up, an fd, a timer), or when
+ * progress functions are registered: the engine's loop then takes the
+ * progress duty before the next sleep (core/progress.h). */
+static bool doze_sleep(weft__idler *me, int64_t ns, void *ctx)
+{
+	(void)me;
+	if (weft__fworker_sleep_for(ctx, ns) || weft__progress_on())
+		return true;
+	/* The watcher: a fiber queued on a busy worker is for the search. */
+	mn *m = model_of(ctx);
+	for (int i = 0; i < m->nworkers; i++)
+		if (atomic_load_explicit(&m->workers[i].nresume, memory_order_relaxed))
+			return true;
+	return false;
 }
 
 static bool idle(weft__fworker *w)
@@ -565,9 +421,9 @@ static bool idle(weft__fworker *w)
 	bool fresh = false;
 	/* Search for a while, if few others do (or once more, for a lone task
 	 * seen just before sleeping): a look now and then, at a few victims. */
-	if (mw->watched)
-		mw->watched = false; /* a look and back to sleep: the watch is cheap */
-	else if (mw->recheck || mw->spinning || start_spinning(m, mw)) {
+	if (mw->recheck || mw->spinning ||
+	    (room_for(m, 0) &&
+	     (mw->spinning = weft__idle_start_search(&m->idle, m->max_spinning)))) {
 		int64_t until = weft_clock_ns() + SPIN_NS;
 		do {
 			/* Its own inbox is where a wake-up of one of its fibers
@@ -582,6 +438,7 @@ static bool idle(weft__fworker *w)
 			for (int k = 0; k < LOOK_PAUSES; k++) {
 				weft__cpu_relax();
 				if (!weft__inbox_empty(&w->inbox) ||
+				    atomic_load_explicit(&mw->nresume, memory_order_relaxed) ||
 				    (loop_outside && !weft__inbox_empty(&m->injected)))
 					return true;
 			}
@@ -594,32 +451,27 @@ static bool idle(weft__fworker *w)
 	/* A searcher stops counting itself one before it announces (else
 	 * posts would take it for a searcher and wake nobody). */
 	(void)stop_spinning(m, mw);
-	/* Announce, then look everywhere once more (no lost wake-up: a post
-	 * makes its task visible before it reads the idle counts). */
+	/* Announce, take the watch if it is vacant and anyone is awake, then
+	 * look everywhere once more (no lost wake-up: a post makes its task
+	 * visible before it reads the idle counts). */
 	weft__idle_join(&m->idle, &mw->idler);
+	weft__idle_awake(&m->idle, -1);
+	(void)weft__watch_keep(&m->idle, &mw->idler);
 	/* Every poster has now either published its task or will see this
 	 * worker idle (membarrier.h); a barrier that failed leaves this round
 	 * awake. */
 	bool unsure = weft__membarrier_usable() && !weft__membarrier();
 	fresh = false;
-	bool found = look(m, mw, m->nworkers, &fresh);
-	if (!found && !fresh && !unsure && !atomic_load(&m->stopping)) {
-		/* Until work, a timer, an fd event or a kick; the first to
-		 * sleep also keeps the watch. */
-		int none = -1;
-		if (m->nworkers > 1 &&
-		    (mw->has_watch || atomic_compare_exchange_strong(&m->watch, &none, w->index))) {
-			mw->has_watch = true;
-			bool all_idle = atomic_load(&m->idle.nidle) >= m->nworkers;
-			weft__fworker_sleep_for(w, all_idle ? WATCH_IDLE_NS : WATCH_BUSY_NS);
-			mw->watched = true;
-		} else {
-			weft__fworker_sleep(w);
-		}
-	}
-	if (weft__idle_leave(&m->idle, &mw->idler)) {
+	bool found = look(m, mw, m->nworkers, &fresh), claimed;
+	/* Until work, a timer, an fd event or a kick; the watcher in periods,
+	 * looking at the deques after each. */
+	if (!found && !fresh && !unsure && !atomic_load(&m->stopping))
+		claimed = weft__idle_doze(&m->idle, &mw->idler, doze_sleep, &mw->fw);
+	else
+		claimed = weft__idle_leave(&m->idle, &mw->idler);
+	weft__idle_awake(&m->idle, 1);
+	if (claimed) {
 		mw->spinning = true; /* claimed: counted spinning by the waker */
-		mw->watched = false; /* woken for work: search as usual */
 		if (!atomic_load_explicit(&m->stopping, memory_order_relaxed))
 			weft__count(&w->wakes_received, 1); /* not destroy's last call */
 	}
@@ -627,7 +479,17 @@ static bool idle(weft__fworker *w)
 	return true;
 }
 
+/* A fiber of w's woken by another thread: onto w's resume queue, and w
+ * woken if it sleeps; if w is busy, a searcher or the watcher takes it
+ * once it sat there (see "Fibers that move"). */
+static void on_wake(weft__fworker *w, weft_task *t)
+{
+	weft__mn_resume_push(of(w), t);
+	weft__fworker_wake(w);
+}
+
 static const weft__fiber_ops ops = {
+        .wake = on_wake,
         .ready = on_ready,
         .next = next,
         .idle = idle,
@@ -668,17 +530,6 @@ static size_t workers_size(int n)
 	return (size_t)n * sizeof(mn_worker);
 }
 
-/* Each worker's seen[] in lines of its own (it writes them while looking). */
-static size_t seen_stride(int n)
-{
-	return ((size_t)n + 7) / 8 * 8;
-}
-
-static size_t seen_size(int n)
-{
-	return (size_t)n * seen_stride(n) * sizeof(uint64_t);
-}
-
 static void stop_workers(mn *m, int started)
 {
 	atomic_store(&m->stopping, 1);
@@ -694,7 +545,6 @@ static void mn_release(weft_rt *rt)
 	mn *m = rt->model_state;
 	for (int i = 0; i < m->nworkers; i++)
 		weft__fworker_release(&m->workers[i].fw);
-	weft__free(m->seen, seen_size(m->nworkers));
 	weft__free(m->workers, workers_size(m->nworkers));
 	weft__free(m, sizeof(*m));
 	rt->model_state = NULL;
@@ -713,13 +563,6 @@ static int mn_start(weft_rt *rt)
 		return WEFT_ENOMEM;
 	}
 	memset(m->workers, 0, workers_size(n));
-	m->seen = weft__alloc(seen_size(n));
-	if (!m->seen) {
-		weft__free(m->workers, workers_size(n));
-		weft__free(m, sizeof(*m));
-		return WEFT_ENOMEM;
-	}
-	memset(m->seen, 0, seen_size(n));
 	m->rt = rt;
 	m->nworkers = n;
 	/* Searchers: half the workers (Go keeps at most half of the busy
@@ -730,7 +573,7 @@ static int mn_start(weft_rt *rt)
 	m->max_spinning = (cpus < n ? cpus : n) / 2 + 1;
 	m->awake_cap = weft__awake_cap(rt);
 	m->any_priority = rt->cfg.policy == WEFT_POLICY_FIFO;
-	atomic_init(&m->watch, -1);
+	weft__idle_init(&m->idle, &idle_ops, m, n);
 	weft__readyq_init(&m->queue, &rt->cfg);
 	(void)weft__membarrier_init(); /* posters leave out their fence if it works */
 	rt->model_state = m;
@@ -738,7 +581,8 @@ static int mn_start(weft_rt *rt)
 	for (int i = 0; i < n && rc == 0; i++) {
 		mn_worker *mw = &m->workers[i];
 		mw->rng = rt->cfg.seed ^ ((uint64_t)i * 0x9e3779b97f4a7c15ull);
-		mw->seen = m->seen + (size_t)i * seen_stride(n);
+		weft__idler_init(&mw->idler, i);
+		mw->rseen_victim = -1;
 		rc = weft__fworker_init(&mw->fw, rt, &ops, m, i);
 	}
 	for (int i = 0; i < n && rc == 0; i++) {

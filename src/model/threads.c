@@ -30,12 +30,8 @@
  *   all posted counts second, equal sums prove a moment at which everything
  *   posted had finished (children are posted before their parent finishes).
  * - Idle workers poll quietly for ~15 us (reads only, ~0.4 us apart), then
- *   sleep on their own futex word, through the idle list of core/idle.h
- *   (shared with mn; Go's scheduler is the model for waking): a post to
- *   the queue wakes a sleeper only when no wake-up is in flight (a woken
- *   worker counts in nspinning until it finds work; claimed by a CAS
- *   0 -> 1), and a woken worker that finds work wakes one more if work
- *   remains, so parallelism ramps up one worker at a time.
+ *   sleep on their own futex word, under the rules of core/idle.h (shared
+ *   with mn): the idle list, throttled wake-ups, lazy steals, the watch.
  *
  * Own posts. A task that posts a child and waits for it (fork-join) used
  * to send the child through the shared inbox and take it back from there
@@ -56,12 +52,9 @@
  *     run them newest first, whatever their priority. Posts from outside
  *     the workers always go through the policy's queue;
  *   - other workers take from a worker's own posts only after the shared
- *     queue came up empty, oldest first: two or more at once (a surplus),
- *     a lone task only once they have seen it sit there for SIT_NS (1 us,
- *     by the clock): a lone task is most likely the child its poster is
- *     about to wait for, and taking it turns a push and a pop on one core
- *     into a hand-off between two (Cilk's work-first rule, kept from the
- *     thief's side). These takes count as steals, with the batches.
+ *     queue came up empty, under the lazy-steal rule of core/idle.h (a
+ *     surplus at once, a lone task once it sat there 1 us). These takes
+ *     count as steals, with the batches.
  * The deep-nesting stand-in of core/standin.c acts for its worker with the
  * worker's index, so it uses the worker's own stack while the worker waits
  * for it: one owner at a time, ordered by the thread's creation and join.
@@ -76,19 +69,8 @@
  * poster runs next) and an offer (weft__tls.offering: weft_fork_join's b,
  * a loop's half, which the poster follows with other work) wake as above.
  * Any other own post is lone, and wakes nobody when both:
- *   - a watcher is on duty: while any worker is awake (not asleep for want
- *     of work: one blocked inside a task is awake), one idle worker
- *     sleeps with a timeout (watch_ns: 50 us, doubling up to 1 ms while it
- *     finds nothing, back to 50 us when it finds a task sitting) and after
- *     each sleep looks at every own stack for a task that sits there; so a
- *     lone child that its poster does not join soon (it computes first,
- *     blocks on a semaphore the child posts, holds a weft_mutex or waits
- *     with a deadline, which do not help) still runs elsewhere, at most a
- *     watch period later: its parallelism is deferred, never lost. The
- *     watch goes off duty after WATCH_QUIET looks (~12 ms) during which no
- *     worker made an own post at all (watch_off), and back on duty with
- *     the next lone post, which finds nobody on duty and so wakes a
- *     sleeper as a post to the queue does;
+ *   - the watch of core/idle.h is on duty (an idle worker that sleeps in
+ *     periods and takes lone posts their posters left sitting);
  *   - the worker's previous lone post was not taken by another worker
  *     while its poster never looked for it (help_pops unchanged): a poster
  *     that leaves its lone children sitting gets the old immediate wake-up
@@ -96,49 +78,17 @@
  *     looked and found its child gone was joining and merely late (often
  *     because a wake-up's system call came between its post and its wait):
  *     it stays quiet, or each wake-up would get the next child taken.
- * So a chain of spawn-joins wakes nobody and is stolen from by nobody
- * (nor are its lines read, but by the watcher once a period), a pattern
- * that leaves its child sitting pays the old wake-up from its second child
- * on, and the watcher costs at most 20,000 timed wake-ups a second, 1,000
- * once it keeps finding nothing, while tasks make own posts and any worker
- * is awake; none when no task posts or every worker sleeps. Counted in the
- * statistics: wakeups are claims of sleepers by posts (as before), sleeps
- * include the watcher's timed ones, steals are the batches and own posts
- * taken from another worker, steal_attempts the searches of other
+ * Counted in the statistics: wakeups are claims of sleepers by posts,
+ * sleeps include the watcher's timed ones, steals are the batches and own
+ * posts taken from another worker, steal_attempts the searches of other
  * workers' own posts (and the steals of batches), spins the polls of idle
  * workers.
  *
- * Lost wake-ups are prevented by the publish-then-check order on both
- * sides, with a full barrier in between:
- *   poster: push to inbox (seq_cst CAS), or to its own stack then a fence;
- *           read watch (and clear watch_off), nspinning, nidle -> maybe
- *           wake.
- *   worker: nspinning--, or join the idle list; fence; re-check for work.
- * Either the poster sees the worker idle, or the worker sees the task. A
- * lone own post that wakes nobody saw a watcher, or a woken worker still
- * spinning, or nobody asleep; each of them stops looking only after a
- * step that re-checks:
- *   - the watcher gives up the watch (store 0, seq_cst) to sleep without
- *     a timeout, then reads awake: a poster is awake, so either it read
- *     the watcher's mark before that store, and the watcher sees awake > 0
- *     and takes the watch back, or it read 0 and went on as a post to the
- *     queue does (wake a sleeper, or leave it to a spinning one). Off
- *     duty, it stores watch_off, then 0 in watch, then looks at every own
- *     stack: a poster that read its mark has its task seen (the watch
- *     goes back on duty), one that read 0 reads watch_off after, so it
- *     clears it before it reads nspinning and nidle, and whoever it
- *     leaves the task to sees the watch on duty when it decides;
- *   - a spinning worker or the watcher that finds work (or goes for work
- *     it saw queued) leaves nspinning or the watch (seq_cst), then looks
- *     at every own stack and wakes a sleeper if one holds a task;
- *   - a spinning worker that finds nothing goes to sleep through the watch
- *     decision (keep_watch), which keeps the watch while anyone is awake;
- *   - a worker that was awake goes to sleep through the same decision.
- * A worker with tasks on its own stack is awake (it is inside a task: the
- * stack is empty whenever the worker loop looks for work), so "someone is
- * awake" covers every own stack that can hold a task. Quiescence counts own
- * posts as posts, when they are posted, as before.
- * wait_all uses the same pattern with all_waiters against finished counts.
+ * Lost wake-ups are prevented by the publish-then-check order of
+ * core/idle.h: a post to the inbox is a seq_cst CAS, an own post a push
+ * then a fence. Quiescence counts own posts as posts, when they are
+ * posted. wait_all uses the same pattern with all_waiters against
+ * finished counts.
  *
  * Destroy: closing makes external posts fail (see threads_submit for the
  * race with a poster already inside); the destroyer waits for quiescence,
@@ -163,12 +113,8 @@
 
 #define BATCH_MAX         16
 #define SPIN_ROUNDS       32
-#define SPIN_PAUSES       16    /* between polls of an idle worker, ~0.4 us */
-#define BATCH_WAIT_PAUSES 40    /* ~1 us: see next_task */
-#define SIT_NS            1000  /* a lone own post this old is taken: see the top */
-#define WATCH_MIN_NS      50000 /* the watcher's period: see the top */
-#define WATCH_MAX_NS      1000000
-#define WATCH_QUIET       16 /* looks without an own post: off duty (~12 ms) */
+#define SPIN_PAUSES       16 /* between polls of an idle worker, ~0.4 us */
+#define BATCH_WAIT_PAUSES 40 /* ~1 us: see next_task */
 
 typedef struct worker {
 	/* Written only by the worker itself, read by quiescence checks,
@@ -192,11 +138,6 @@ typedef struct worker {
 	uint64_t help_pops;      /* pops of own in threads_help, found or not */
 	uint64_t stolen_at_lone; /* own_pushed - own_taken at the last lone push */
 	uint64_t helped_at_lone; /* help_pops at the last lone push */
-	int seen_victim;         /* the lone own post looked at: its worker or -1, */
-	int64_t seen_top;        /* its index on that worker's stack, */
-	int64_t seen_ns;         /* and when it was first seen there */
-	uint64_t pushes_seen;    /* as the watcher: the sum of own_pushed, */
-	int quiet;               /* looks since it last changed */
 
 	/* The batch: tasks taken from the queue and not yet started, entries
 	 * [pos, len) of batch[]. span packs gen:32 pos:16 len:16. The owner
@@ -238,19 +179,8 @@ typedef struct threads {
 	weft__readyq ready;
 	_Atomic size_t ready_len;
 
-	weft__idle idle; /* idle and spinning workers (core/idle.h) */
+	weft__idle idle; /* idle, spinning and awake workers, the watch (core/idle.h) */
 	_Atomic int stopping;
-
-	/* 0, or 1 + the index of the watcher. Read by every lone own post, so
-	 * on a line of its own (with watch_off) that changes only when the
-	 * watch does. */
-	WEFT__ALIGNED _Atomic int watch;
-	/* 1 while the watch is off duty: no own post for a while (see the
-	 * top); set by the watcher leaving, cleared by a lone post. */
-	_Atomic int watch_off;
-	/* Workers not asleep in sleep_idle: each changes it around its sleeps. */
-	WEFT__ALIGNED _Atomic int awake;
-	_Atomic int64_t watch_ns; /* the watcher's period; the watcher writes it */
 
 	worker workers[];
 } threads;
@@ -269,13 +199,7 @@ static bool has_work(threads *m)
 /* Whether any worker's own stack holds a task. */
 static bool own_posts_waiting(threads *m)
 {
-	for (int i = 0; i < m->nworkers; i++) {
-		weft__deque *d = &m->workers[i].own;
-		int64_t top = atomic_load(&d->top);
-		if (atomic_load(&d->bottom) > top)
-			return true;
-	}
-	return false;
+	return weft__idle_posts_waiting(&m->idle);
 }
 
 /* Moves the inbox into the ready queue. Caller holds m->lock. */
@@ -444,87 +368,20 @@ static weft_task *next_task(threads *m, worker *w)
 
 /* ------------------------------------------------------------ own posts */
 
-static int64_t clock_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Looks at the other workers' own stacks for a task to take (see the top):
- * the oldest of a surplus, or a lone task w first saw at the same place at
- * least SIT_NS ago (a clock, not a count of pauses, whose length differs
- * tenfold between CPUs). Returns the victim's index, with the task's index
- * in w->seen_top, or -1; then w->seen_* name the lone task to look at
- * again, if any. settle: rather than return -1 for a lone task not yet
- * sitting long enough, wait until it has or is gone. */
+/* Looks at the other workers' own stacks for a task to take, under the
+ * lazy-steal rule of core/idle.h: the victim's index, or -1. */
 static int find_sitting(threads *m, worker *w, bool settle)
 {
 	weft__count(&w->attempts, 1);
-	int64_t until = 0; /* settle: a chain of spawn-joins shows a new lone task at every look */
-	for (;;) {
-		int lone = -1;
-		int64_t lone_top = 0;
-		for (int i = 1; i < m->nworkers; i++) {
-			int v = w->index + i < m->nworkers ? w->index + i
-			                                   : w->index + i - m->nworkers;
-			weft__deque *d = &m->workers[v].own;
-			/* bottom first: the count is then at most what the stack
-			 * held at some moment (top only grows), so a lone task
-			 * that its owner just took back and replaced never looks
-			 * like a surplus */
-			int64_t b = atomic_load(&d->bottom);
-			int64_t top = atomic_load(&d->top);
-			int64_t n = b - top;
-			if (n <= 0)
-				continue;
-			if (n > 1) {
-				w->seen_victim = v;
-				w->seen_top = top;
-				return v;
-			}
-			/* the one seen before comes first: it may have sat long */
-			if (lone < 0 || (v == w->seen_victim && top == w->seen_top)) {
-				lone = v;
-				lone_top = top;
-			}
-		}
-		if (lone < 0) {
-			w->seen_victim = -1;
-			return -1;
-		}
-		int64_t now = clock_now();
-		if (lone != w->seen_victim || lone_top != w->seen_top) {
-			w->seen_victim = lone; /* a new one: it sits from now */
-			w->seen_top = lone_top;
-			w->seen_ns = now;
-		} else if (now - w->seen_ns >= SIT_NS) {
-			return lone;
-		}
-		if (!settle)
-			return -1;
-		if (!until)
-			until = now + 2 * SIT_NS;
-		else if (now > until)
-			return -1;
-		relax(SPIN_PAUSES);
-	}
+	return weft__idle_find_sitting(&m->idle, &w->idler, 0, m->nworkers - 1, settle);
 }
 
-/* Takes the task find_sitting chose (the one at w->seen_top of v's stack),
- * or NULL when its owner or another thief took it first. The steal of
- * core/deque.h, but only of that very task: top must still be seen_top. */
+/* Takes the task find_sitting chose on v's stack, or NULL when its owner
+ * or another thief took it first. */
 static weft_task *take_sitting(worker *w, worker *v)
 {
-	weft__deque *d = &v->own;
-	int64_t top = w->seen_top;
-	w->seen_victim = -1;
-	if (atomic_load(&d->bottom) <= top)
-		return NULL;
-	weft_task *t =
-	        atomic_load_explicit(&d->ring[top & (WEFT__DEQUE_SIZE - 1)], memory_order_relaxed);
-	if (!atomic_compare_exchange_strong_explicit(&d->top, &top, top + 1, memory_order_seq_cst,
-	                                             memory_order_relaxed))
+	weft_task *t = weft__idle_take_sitting(&w->m->idle, &w->idler, v->index);
+	if (!t)
 		return NULL;
 	weft__count(&w->steals, 1);
 	WEFT__PROBE2(task__steal, w->index, 1);
@@ -619,7 +476,8 @@ static void wake_if_needed(threads *m)
 static bool room_for_one_more(threads *m)
 {
 	return weft__room_beside_helpers(
-	        m->rt, atomic_load_explicit(&m->awake, memory_order_relaxed) + 1, m->awake_cap);
+	        m->rt, atomic_load_explicit(&m->idle.awake, memory_order_relaxed) + 1,
+	        m->awake_cap);
 }
 
 /* After w pushed onto its own stack (more than one worker): the rule of
@@ -643,16 +501,11 @@ static void own_post_made(threads *m, worker *w)
 	bool left_sitting = stolen != w->stolen_at_lone && w->help_pops == w->helped_at_lone;
 	w->stolen_at_lone = stolen;
 	w->helped_at_lone = w->help_pops;
-	if (atomic_load(&m->watch) == 0) {
-		/* Nobody on duty: put the watch back on duty (before the
-		 * reads of wake_if_needed, which a sleeper mirrors), and wake
-		 * as a post to the queue does. */
-		if (atomic_load(&m->watch_off))
-			atomic_store(&m->watch_off, 0);
+	/* Nobody on duty: the watch goes back on duty (before the reads of
+	 * wake_if_needed, which a sleeper mirrors), and it wakes as a post to
+	 * the queue does. */
+	if (weft__watch_vacant(&m->idle) || left_sitting)
 		wake_if_needed(m);
-	} else if (left_sitting) {
-		wake_if_needed(m);
-	}
 }
 
 /* w, idle, found work: it stops looking, so if it was a woken worker still
@@ -665,10 +518,8 @@ static void stop_looking(threads *m, worker *w, bool *spinning)
 		*spinning = false;
 		check = atomic_fetch_sub(&m->idle.nspinning, 1) == 1;
 	}
-	if (atomic_load_explicit(&m->watch, memory_order_relaxed) == w->index + 1) {
-		atomic_store(&m->watch, 0);
+	if (weft__watch_leave(&m->idle, &w->idler))
 		check = true;
-	}
 	if (check) {
 		atomic_thread_fence(memory_order_seq_cst);
 		if (has_work(m) || own_posts_waiting(m))
@@ -705,91 +556,30 @@ static void threads_wait_all(weft_rt *rt)
 }
 
 /* Own posts made so far, all workers: the watcher's sign of use. */
-static uint64_t sum_own_pushed(threads *m)
+static uint64_t sum_own_pushed(void *state)
 {
+	threads *m = state;
 	uint64_t n = 0;
 	for (int i = 0; i < m->nworkers; i++)
 		n += atomic_load_explicit(&m->workers[i].own_pushed, memory_order_relaxed);
 	return n;
 }
 
-/* Whether w, about to sleep (on the idle list, not counted awake), must
- * hold the watch: yes while any worker is awake, the watch is on duty and
- * no other idle worker holds it. Giving it up is a store then a look at
- * awake, the mirror of a lone post's push, fence, look at watch (see the
- * top). */
-static bool keep_watch(threads *m, worker *w)
+static weft__deque *own_of(void *state, int i)
 {
-	int me = w->index + 1;
-	for (;;) {
-		int cur = atomic_load(&m->watch);
-		if (cur != 0 && cur != me)
-			return false;
-		if (atomic_load(&m->awake) > 0 && !atomic_load(&m->watch_off)) {
-			int zero = 0;
-			if (cur == me)
-				return true;
-			if (atomic_compare_exchange_strong(&m->watch, &zero, me)) {
-				w->pushes_seen = sum_own_pushed(m);
-				w->quiet = 0;
-				return true;
-			}
-			continue;
-		}
-		if (cur == 0)
-			return false;
-		atomic_store(&m->watch, 0);
-	}
+	threads *m = state;
+	return &m->workers[i].own;
 }
 
-/* The watcher found nothing sitting. After WATCH_QUIET such looks with no
- * own post made anywhere it takes the watch off duty: it marks it off,
- * leaves it, and looks at the own stacks, the mirror of a lone post's
- * push, fence, look at watch and watch_off (see the top). */
-static void watch_found_nothing(threads *m, worker *w, int64_t period)
-{
-	period = period * 2 > WATCH_MAX_NS ? WATCH_MAX_NS : period * 2;
-	atomic_store_explicit(&m->watch_ns, period, memory_order_relaxed);
-	uint64_t sum = sum_own_pushed(m);
-	if (sum != w->pushes_seen) {
-		w->pushes_seen = sum;
-		w->quiet = 0;
-		return;
-	}
-	if (++w->quiet < WATCH_QUIET)
-		return;
-	atomic_store_explicit(&m->watch_ns, WATCH_MIN_NS, memory_order_relaxed);
-	atomic_store(&m->watch_off, 1);
-	atomic_store(&m->watch, 0);
-	if (own_posts_waiting(m))
-		atomic_store(&m->watch_off, 0); /* a post that saw the watch on */
-}
+static const weft__idle_ops idle_ops = {own_of, sum_own_pushed, NULL};
 
-/* Sleeps until claimed; while w holds the watch, in periods of watch_ns,
- * looking at the own stacks after each. Returns true when claimed, false
- * when it left the list itself to take a task that sat on one. */
-static bool doze(threads *m, worker *w)
+/* The futex sleep of weft__idle_doze: until claimed, or ns. */
+static bool doze_sleep(weft__idler *me, int64_t ns, void *ctx)
 {
-	for (;;) {
-		bool watching = keep_watch(m, w);
-		int64_t period =
-		        watching ? atomic_load_explicit(&m->watch_ns, memory_order_relaxed) : -1;
-		if (atomic_load(&w->idler.claimed) == 0) {
-			weft__count(&w->sleeps, 1);
-			weft__futex_wait(&w->idler.claimed, 0, period);
-		}
-		if (atomic_load(&w->idler.claimed) != 0)
-			return true;
-		if (!watching)
-			continue;
-		if (find_sitting(m, w, true) >= 0) {
-			atomic_store_explicit(&m->watch_ns, WATCH_MIN_NS, memory_order_relaxed);
-			if (weft__idle_leave(&m->idle, &w->idler))
-				return true;
-			return false;
-		}
-		watch_found_nothing(m, w, period);
-	}
+	worker *w = ctx;
+	weft__count(&w->sleeps, 1);
+	weft__futex_wait(&me->claimed, 0, ns);
+	return false;
 }
 
 /* Puts w on the idle list and sleeps until woken. Returns whether w is now
@@ -799,17 +589,17 @@ static bool doze(threads *m, worker *w)
 static bool sleep_idle(threads *m, worker *w)
 {
 	weft__idle_join(&m->idle, &w->idler);
-	atomic_fetch_sub(&m->awake, 1);
+	weft__idle_awake(&m->idle, -1);
 	/* Before anything that may send w back to work without sleeping:
 	 * holding the watch, it looks after lone own posts until it finds
 	 * work (stop_looking). */
-	(void)keep_watch(m, w);
+	(void)weft__watch_keep(&m->idle, &w->idler);
 	bool claimed;
 	if (has_work(m) || stealable(m) || atomic_load(&m->stopping))
 		claimed = weft__idle_leave(&m->idle, &w->idler);
 	else
-		claimed = doze(m, w);
-	atomic_fetch_add(&m->awake, 1);
+		claimed = weft__idle_doze(&m->idle, &w->idler, doze_sleep, w);
+	weft__idle_awake(&m->idle, 1);
 	if (claimed && !atomic_load_explicit(&m->stopping, memory_order_relaxed))
 		weft__count(&w->woken, 1);
 	return claimed;
@@ -1096,14 +886,13 @@ static int threads_start(weft_rt *rt)
 	weft__readyq_init(&m->ready, &rt->cfg);
 	m->ordered = m->ready.ops->ordered;
 	m->more_urgent = m->ordered ? m->ready.ops->more_urgent : NULL;
-	atomic_store(&m->awake, n);
-	atomic_store(&m->watch_ns, WATCH_MIN_NS);
+	weft__idle_init(&m->idle, &idle_ops, m, n);
 	rt->model_state = m;
 	for (int i = 0; i < n; i++) {
 		worker *w = &m->workers[i];
 		w->m = m;
 		w->index = i;
-		w->seen_victim = -1;
+		weft__idler_init(&w->idler, i);
 		int rc = weft__worker_create(&w->thread, worker_main, w, rt, i);
 		if (rc) {
 			stop_workers(m, i);

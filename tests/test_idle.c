@@ -1,0 +1,161 @@
+/* Idle workers and fibers that move, on every model and worker count
+ * (MATRIX): `test_idle <case> <model> <workers>`.
+ *
+ *   outside_post_idle  a thread outside the runtime, kept busy, posts one
+ *                      task at a time to an idle runtime (every worker
+ *                      asleep): each post wakes one worker, not two (mn's
+ *                      watcher used to hand the watch on with a second
+ *                      wake-up, before it ran the task: 99 wake-ups for 50
+ *                      posts), and the median post starts within 50 ms
+ *                      (generous: not a speed test; finding e of issue 26
+ *                      measured 1.8-3.8 ms)
+ *   fibers_move        (mn, 2 workers or more) a task that parks 200
+ *                      times, each time right after posting the task that
+ *                      wakes it and then keeps its worker busy (2 ms): it resumes
+ *                      on another worker (more than one worker index seen),
+ *                      and errno and its locals survive every park */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <weft/sync.h>
+
+#include "harness.h"
+
+/* ------------------------------------------------------------ outside posts */
+
+static _Atomic int started;
+
+static void note_start(void *arg)
+{
+	(void)arg;
+	atomic_store(&started, 1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void outside_post_idle(void)
+{
+	weft_rt *rt = wt_create_default();
+	enum { ROUNDS = 24 };
+	double late[ROUNDS];
+	weft_stats before, after;
+	wt_sleep_ms(30);
+	weft_stats_get(rt, &before);
+	for (int i = 0; i < ROUNDS; i++) {
+		/* Idle: every worker went to sleep (searches end within 50 us,
+		 * a watch within 1 ms of nothing to watch). */
+		double until = wt_now() + 0.02;
+		while (wt_now() < until)
+			; /* the poster keeps its CPU busy, as in the finding */
+		atomic_store(&started, 0);
+		weft_task t;
+		weft_task_init(&t, note_start, NULL);
+		double t0 = wt_now();
+		assert_rc(0, weft_post(rt, &t));
+		while (!atomic_load(&started) && wt_now() - t0 < WT_PATIENCE_S)
+			;
+		late[i] = wt_now() - t0;
+		assert_true(atomic_load(&started));
+		assert_rc(0, weft_wait(&t));
+	}
+	weft_stats_get(rt, &after);
+	qsort(late, ROUNDS, sizeof(late[0]), cmp_double);
+	uint64_t wakeups = after.wakeups - before.wakeups;
+	print_message("[ info     ] median start %.1f us, max %.1f us; %llu wake-ups for %d "
+	              "posts\n",
+	              late[ROUNDS / 2] * 1e6, late[ROUNDS - 1] * 1e6, (unsigned long long)wakeups,
+	              ROUNDS);
+	assert_true(late[ROUNDS / 2] < (WT_SANITIZER ? 0.5 : 0.05));
+	/* One per post, and some slack for a worker that had not slept yet. */
+	assert_true(wakeups <= ROUNDS + ROUNDS / 4);
+	weft_rt_destroy(rt);
+}
+
+/* ------------------------------------------------------------ fibers that move */
+
+enum { PARKS = 200 };
+
+typedef struct mover {
+	weft_rt *rt;
+	weft_sem sem;
+	weft_group waker_done;
+	weft_task wakers[PARKS];
+	int index[PARKS];
+} mover;
+
+/* errno through calls that are not inlined: glibc declares errno's
+ * address function const, so a compiler may keep the address across the
+ * wait, i.e. the first thread's errno once the task moved (docs/fibers.md
+ * says so to users). */
+__attribute__((noinline)) static void errno_set(int e)
+{
+	errno = e;
+}
+
+__attribute__((noinline)) static int errno_get(void)
+{
+	return errno;
+}
+
+/* Wakes the mover, then keeps the worker it runs on busy for a while. */
+static void waker(void *arg)
+{
+	mover *m = arg;
+	WT_CHECK_RC(0, weft_sem_post(&m->sem));
+	double until = wt_now() + 2e-3; /* a watch period (core/idle.h) and more */
+	while (wt_now() < until)
+		;
+}
+
+static void move_around(void *arg)
+{
+	mover *m = arg;
+	for (int i = 0; i < PARKS; i++) {
+		volatile int canary[4] = {i, ~i, i * 7, 12345};
+		m->index[i] = weft_worker_index();
+		weft_task_init(&m->wakers[i], waker, m);
+		/* Lone, on this worker's own queue: it runs here as soon as
+		 * this task parks, and wakes it while holding the worker. */
+		WT_CHECK_RC(0, weft_post_in(m->rt, &m->waker_done, &m->wakers[i]));
+		errno_set(1000 + i);
+		WT_CHECK_RC(0, weft_sem_wait(&m->sem));
+		WT_CHECK(errno_get() == 1000 + i);
+		WT_CHECK(canary[0] == i && canary[1] == ~i && canary[2] == i * 7 &&
+		         canary[3] == 12345);
+	}
+}
+
+static void fibers_move(void)
+{
+	if (wt.model != WEFT_MODEL_MN)
+		WT_SKIP("only mn moves fibers between workers");
+	weft_rt *rt = wt_create_default();
+	if (wt_workers(rt) < 2) {
+		weft_rt_destroy(rt);
+		WT_SKIP("one worker: nowhere to move to");
+	}
+	mover *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	m->rt = rt;
+	assert_rc(0, weft_sem_init(&m->sem, 0));
+	assert_rc(0, weft_group_init(&m->waker_done));
+	weft_task t;
+	weft_task_init(&t, move_around, m);
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait(&t));
+	assert_rc(0, weft_group_wait(&m->waker_done));
+	wt_check_async();
+	int moves = 0;
+	for (int i = 1; i < PARKS; i++)
+		moves += m->index[i] != m->index[i - 1];
+	print_message("[ info     ] resumed on another worker %d times of %d\n", moves, PARKS);
+	assert_true(moves > 0);
+	free(m);
+	weft_rt_destroy(rt);
+}
+
+WT_CASES(WT_CASE(outside_post_idle), WT_CASE(fibers_move));
