@@ -2025,4 +2025,6 @@ inline int worker_index() noexcept
 
 } // namespace weft
 
+#include "cpp/algorithm.hpp" // parallel_sort, parallel_scan, combinable<T>
+
 #endif
