@@ -137,9 +137,12 @@ WEFT_EXTERN size_t weft_parallel_sort_scratch_size(size_t n, size_t elem_size);
  * caller's). With NULL, weft allocates that much for the call and frees it
  * before returning.
  *
- * Returns 0; WEFT_EINVAL for a NULL rt, a NULL base with n > 0, an
- * unknown type, a base or scratch not aligned to the key's size, or a
- * dead runtime; WEFT_ENOMEM (base untouched) when scratch is NULL and the
+ * rt NULL means the runtime whose task calls, and outside any task a
+ * sort on the calling thread alone (what a sort inside a sequential
+ * program or a part of a bigger job wants).
+ *
+ * Returns 0; WEFT_EINVAL for a NULL base with n > 0, an unknown type, a
+ * base or scratch not aligned to the key's size, or a dead runtime; WEFT_ENOMEM (base untouched) when scratch is NULL and the
  * allocation fails. Never fails half-way. May be called from any thread,
  * as weft_parallel_for (its stack rules: each level takes a few hundred
  * bytes, a task of the sort 2 KiB more for a bucket table). */
@@ -150,7 +153,7 @@ WEFT_EXTERN int weft_parallel_sort(weft_rt *rt, void *base, size_t n, weft_type 
  * weft_parallel_sort does, moving whole records. Stable: records with
  * equal keys keep their order. scratch: NULL or
  * weft_parallel_sort_scratch_size(n, size) bytes, as for
- * weft_parallel_sort. Returns 0; WEFT_EINVAL for a NULL rt, a NULL base
+ * weft_parallel_sort; rt as there. Returns 0; WEFT_EINVAL for a NULL base
  * with n > 0, a size of 0, a key that does not fit in the record
  * (key_offset + weft_type_size(t) > size), an unknown type, or a dead
  * runtime; WEFT_ENOMEM as weft_parallel_sort. The key is read with
@@ -171,8 +174,8 @@ typedef int (*weft_cmp_fn)(const void *a, const void *b, void *arg);
  * (any trivially copyable type). Stable: elements cmp calls equal keep
  * their order. scratch: NULL or weft_parallel_sort_scratch_size(n, size)
  * bytes of the caller's (only n x size are used), or weft allocates n x
- * size bytes for the call. Returns 0; WEFT_EINVAL for a NULL rt or cmp, a
- * NULL base with n > 0, a size of 0, or a dead runtime; WEFT_ENOMEM
+ * size bytes for the call. rt NULL: as weft_parallel_sort. Returns 0;
+ * WEFT_EINVAL for a NULL cmp, a NULL base with n > 0, a size of 0, or a dead runtime; WEFT_ENOMEM
  * (base untouched) when the allocation fails. May be called from any
  * thread. */
 WEFT_EXTERN int weft_parallel_sort_cmp(weft_rt *rt, void *base, size_t n, size_t size,

@@ -165,6 +165,16 @@ static size_t bound(const msorter *m, const char *x, size_t n, const char *v, bo
 	return lo;
 }
 
+/* weft_fork_join, or both calls here with no runtime (rt NULL outside
+ * tasks: the calling thread sorts alone). */
+static void fork2(const msorter *m, weft_fn a, void *a_arg, weft_fn b, void *b_arg)
+{
+	if (!m->rt || weft_fork_join(m->rt, a, a_arg, b, b_arg) != 0) {
+		a(a_arg);
+		b(b_arg);
+	}
+}
+
 typedef struct merge_job {
 	const msorter *m;
 	const char *x, *y;
@@ -205,7 +215,7 @@ static void pmerge(void *arg)
 		l.nx = i;
 	}
 	r.out = j->out + (i + k + 1) * esz;
-	weft_fork_join(m->rt, pmerge, &l, pmerge, &r);
+	fork2(m, pmerge, &l, pmerge, &r);
 }
 
 typedef struct sort_job {
@@ -229,7 +239,7 @@ static void psort(void *arg)
 	size_t h = j->n / 2;
 	/* The halves go to the other buffer, the merge back into ours. */
 	sort_job l = {m, j->lo, h, !j->into_t}, r = {m, j->lo + h, j->n - h, !j->into_t};
-	weft_fork_join(m->rt, psort, &l, psort, &r);
+	fork2(m, psort, &l, psort, &r);
 	char *src = j->into_t ? a : t, *dst = j->into_t ? t : a;
 	merge_job mj = {m, src, src + h * esz, h, j->n - h, dst};
 	pmerge(&mj);
@@ -238,9 +248,11 @@ static void psort(void *arg)
 int weft_parallel_sort_cmp(weft_rt *rt, void *base, size_t n, size_t size, weft_cmp_fn cmp,
                            void *arg, void *scratch)
 {
-	if (!rt || !cmp || !size || (n && !base))
+	if (!cmp || !size || (n && !base))
 		return WEFT_EINVAL;
-	int rc = weft__rt_check(rt);
+	if (!rt)
+		rt = weft_rt_current(); /* NULL outside tasks: this thread alone */
+	int rc = rt ? weft__rt_check(rt) : 0;
 	if (rc || n < 2)
 		return rc;
 	if (n > SIZE_MAX / size)
@@ -251,7 +263,7 @@ int weft_parallel_sort_cmp(weft_rt *rt, void *base, size_t n, size_t size, weft_
 		if (!t)
 			return WEFT_ENOMEM;
 	}
-	size_t workers = rt->cfg.workers > 0 ? (size_t)rt->cfg.workers : 1;
+	size_t workers = rt && rt->cfg.workers > 0 ? (size_t)rt->cfg.workers : 1;
 	size_t leaf = n / (workers * LEAVES_PER_WORKER);
 	msorter m = {.rt = rt,
 	             .a = base,

@@ -247,6 +247,14 @@ typedef struct region {
 static void sort_region(const sorter *s, const shape_ops *ops, bool in_t, size_t lo, size_t len,
                         int d);
 
+/* weft_parallel_for, or a plain call with no runtime (rt NULL outside
+ * tasks: the calling thread sorts alone). */
+static void pfor(const sorter *s, size_t n, weft_range_fn body, void *arg)
+{
+	if (!s->rt || weft_parallel_for(s->rt, 0, n, 1, body, arg) != 0)
+		body(0, n, arg);
+}
+
 static char *buf(const sorter *s, bool t)
 {
 	return t ? s->t : s->a;
@@ -321,7 +329,7 @@ static void sort_region(const sorter *s, const shape_ops *ops, bool in_t, size_t
 		            .rows = s->table + row0 * TABLE_ROW,
 		            .blocks = (int)blocks,
 		            .start = start};
-		weft_parallel_for(s->rt, 0, blocks, 1, count_body, &r);
+		pfor(s, blocks, count_body, &r);
 		/* Write positions: bucket by bucket, block by block within one
 		 * (which keeps the pass stable). */
 		size_t pos = 0;
@@ -342,7 +350,7 @@ static void sort_region(const sorter *s, const shape_ops *ops, bool in_t, size_t
 			d--;
 			continue;
 		}
-		weft_parallel_for(s->rt, 0, blocks, 1, scatter_body, &r);
+		pfor(s, blocks, scatter_body, &r);
 		r.in_t = !in_t;
 		if (d == 0) {
 			/* Sorted: each bucket holds one key. */
@@ -351,7 +359,7 @@ static void sort_region(const sorter *s, const shape_ops *ops, bool in_t, size_t
 		}
 		/* The buckets' frames need this one's start[]: wait here. */
 		r.in_t = in_t; /* bucket_body flips it */
-		weft_parallel_for(s->rt, 0, 256, 1, bucket_body, &r);
+		pfor(s, 256, bucket_body, &r);
 		return;
 	}
 	if (d < 0) {
@@ -405,7 +413,9 @@ static int kind_of(weft_type t)
 static int radix_sort(weft_rt *rt, void *base, size_t n, size_t size, size_t off, weft_type t,
                       void *scratch)
 {
-	int rc = weft__rt_check(rt);
+	if (!rt)
+		rt = weft_rt_current(); /* NULL outside tasks: this thread alone */
+	int rc = rt ? weft__rt_check(rt) : 0;
 	if (rc)
 		return rc;
 	if (n < 2)
@@ -419,7 +429,7 @@ static int radix_sort(weft_rt *rt, void *base, size_t n, size_t size, size_t off
 		if (!mem)
 			return WEFT_ENOMEM;
 	}
-	int workers = rt->cfg.workers > 0 ? rt->cfg.workers : 1;
+	int workers = rt && rt->cfg.workers > 0 ? rt->cfg.workers : 1;
 	sorter s = {
 	        .rt = rt,
 	        .a = base,
@@ -442,7 +452,7 @@ static int radix_sort(weft_rt *rt, void *base, size_t n, size_t size, size_t off
 int weft_parallel_sort(weft_rt *rt, void *base, size_t n, weft_type t, void *scratch)
 {
 	size_t kw = weft_type_size(t);
-	if (!rt || !kw || (n && !base) || (uintptr_t)base % kw || (uintptr_t)scratch % 8)
+	if (!kw || (n && !base) || (uintptr_t)base % kw || (uintptr_t)scratch % 8)
 		return WEFT_EINVAL;
 	return radix_sort(rt, base, n, kw, 0, t, scratch);
 }
@@ -451,7 +461,7 @@ int weft_parallel_sort_records(weft_rt *rt, void *base, size_t n, size_t size, s
                                weft_type t, void *scratch)
 {
 	size_t kw = weft_type_size(t);
-	if (!rt || !kw || !size || (n && !base) || key_offset > size || size - key_offset < kw ||
+	if (!kw || !size || (n && !base) || key_offset > size || size - key_offset < kw ||
 	    (uintptr_t)scratch % 8)
 		return WEFT_EINVAL;
 	return radix_sort(rt, base, n, size, key_offset, t, scratch);
