@@ -1,5 +1,6 @@
-/* The sequential pieces weft-psort runs as tasks: an LSD radix sort of one
- * part, the merge-path split of two sorted runs, and a branch-free merge.
+/* The sequential pieces weft-psort runs as tasks: the merge-path split of
+ * two sorted runs and a branch-free merge. (The radix sort of a part that
+ * lived here is the library's weft_parallel_sort now, weft/algo.h.)
  * Kept apart from the program so the unit tests (test_psort.c) call them
  * directly. */
 #ifndef WEFT_APPS_PSORT_KERNELS_H
@@ -7,17 +8,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Parts of at least this many ints get an MSD pass first (psort_radix). */
-#define PSORT_MSD_MIN (1u << 16)
-
-/* psort_radix sorts a[0 .. n-1] ascending (as signed 32-bit ints) with a
- * radix sort of 8-bit digits, using tmp[0 .. n-1] as scratch; the result is
- * in a. Below PSORT_MSD_MIN ints, an LSD sort of four digits; from there, an
- * MSD pass on the top digit, then an LSD sort of the three others inside
- * each bucket, which fits in cache. Digits on which every element of a
- * (bucket) agrees are skipped. */
-void psort_radix(int32_t *a, int32_t *tmp, size_t n);
 
 /* psort_corank returns how many of the first d elements of the stable merge
  * of sorted a[0 .. m-1] and b[0 .. n-1] come from a (ties: a first); the

@@ -1,6 +1,7 @@
-/* Unit tests of weft-psort's kernels (kernels.c): the radix sort against
- * qsort, the merge-path split, and a merge cut into pieces at split points
- * equal to one whole merge, ties included.
+/* Unit tests of weft-psort's kernels (kernels.c): the merge-path split and
+ * a merge cut into pieces at split points equal to one whole merge, ties
+ * included; and the part sort weft-psort calls (weft_parallel_sort of the
+ * library, on this thread alone: rt NULL outside tasks) against qsort.
  *
  *   test_psort_kernels <case>|all */
 #include <setjmp.h>
@@ -14,6 +15,8 @@
 #include <cmocka.h>
 
 #include "../common/unit_main.h"
+
+#include <weft/weft.h>
 
 #include "kernels.h"
 
@@ -40,7 +43,7 @@ static void check_radix(int32_t *v, size_t n)
 	assert_non_null(tmp);
 	memcpy(want, v, n * sizeof(*v));
 	qsort(want, n, sizeof(*want), cmp_int);
-	psort_radix(v, tmp, n);
+	assert_int_equal(weft_parallel_sort(NULL, v, n, WEFT_TYPE_I32, NULL), 0);
 	assert_memory_equal(v, want, n * sizeof(*v));
 	free(want);
 	free(tmp);
@@ -73,7 +76,7 @@ static void radix_edges(void **state)
 	check_radix(same, 100);
 	/* MSD path: one top byte for all (one bucket), and a narrow range
 	 * (skipped digits inside the buckets). */
-	size_t big = 2 * PSORT_MSD_MIN + 7;
+	size_t big = 2 * (1u << 18) + 7; /* past the library's in-cache sort */
 	int32_t *w = malloc(big * sizeof(*w));
 	assert_non_null(w);
 	for (size_t i = 0; i < big; i++)

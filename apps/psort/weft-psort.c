@@ -9,8 +9,11 @@
  * phases, each a set of tasks waited for as a group:
  *
  *   1. generate (or, for FILE, checksum): a task per slice;
- *   2. sort: the array is split into K parts, each sorted by one task with
- *      an LSD radix sort (kernels.c) in its own slice of a scratch array;
+ *   2. sort: the array is split into K parts, each sorted by one task
+ *      with weft_parallel_sort (weft/algo.h: the library's radix sort,
+ *      which splits its part's first pass and its buckets into tasks of
+ *      their own, so a part a busy worker holds is helped by idle ones),
+ *      in its own slice of a scratch array;
  *   3. merge: ceil(log2 K) rounds; each round merges neighbouring runs two
  *      by two, and every pair's output is cut into pieces of about the same
  *      size at merge-path split points (psort_corank), a task per piece, so
@@ -182,10 +185,13 @@ static void verify_job(void *arg)
 	j->sum = sum;
 }
 
+/* b is the part's own scratch (weft_parallel_sort_scratch_size bytes);
+ * rt NULL: the runtime of the task, or, for the inline baseline (no task),
+ * this thread alone. It cannot fail with its scratch given. */
 static void sort_job(void *arg)
 {
 	job_t *j = arg;
-	psort_radix(j->a + j->lo, j->b + j->lo, j->hi - j->lo);
+	weft_parallel_sort(NULL, j->a + j->lo, j->hi - j->lo, WEFT_TYPE_I32, j->b);
 }
 
 /* A piece of a merge: outputs d0 .. d1 of merging a[0..m) and b[0..n). */
@@ -210,16 +216,36 @@ typedef struct sorter {
 
 static int32_t *merge_runs(sorter_t *s, runner_t *r, int32_t *src, int32_t *dst, size_t k);
 
-/* Sorts a[0..n) using tmp; returns the array that holds the result (a or
- * tmp), or NULL if a task could not be posted. */
+/* The bytes of scratch psort needs for n ints in k parts: each part's
+ * weft_parallel_sort scratch, one after the other (at least n ints: the
+ * merge rounds use it as a plain array). */
+static size_t scratch_bytes(size_t n, size_t k)
+{
+	size_t sum = 0;
+	for (size_t p = 0; p < k; p++)
+		sum += weft_parallel_sort_scratch_size(n / k * (p + 1) + n % k * (p + 1) / k -
+		                                               (n / k * p + n % k * p / k),
+		                                       sizeof(int32_t));
+	return sum > n * sizeof(int32_t) ? sum : n * sizeof(int32_t);
+}
+
+/* Sorts a[0..n) using tmp (scratch_bytes(n, parts) bytes); returns the
+ * array that holds the result (a or tmp), or NULL if a task could not be
+ * posted. */
 static int32_t *psort(sorter_t *s, runner_t *r, int32_t *a, int32_t *tmp)
 {
 	size_t n = s->n, k = s->parts;
 	double t0 = cli_now_ms();
 	for (size_t p = 0; p <= k; p++)
 		s->bounds[p] = n / k * p + n % k * p / k;
+	size_t off = 0;
 	for (size_t p = 0; p < k; p++) {
-		s->jobs[p] = (job_t){.a = a, .b = tmp, .lo = s->bounds[p], .hi = s->bounds[p + 1]};
+		size_t len = s->bounds[p + 1] - s->bounds[p];
+		s->jobs[p] = (job_t){.a = a,
+		                     .b = (int32_t *)(void *)((char *)tmp + off),
+		                     .lo = s->bounds[p],
+		                     .hi = s->bounds[p + 1]};
+		off += weft_parallel_sort_scratch_size(len, sizeof(int32_t));
 		run(r, sort_job, &s->jobs[p]);
 	}
 	if (finish(r) != 0)
@@ -514,7 +540,7 @@ static int mpi_main(int *argc, char ***argv, size_t n, size_t parts_arg, uint64_
 	r.tasks = calloc(max_jobs, sizeof(*r.tasks));
 	weft_group_init(&r.g);
 	int32_t *a = malloc((nl ? nl : 1) * sizeof(*a)),
-	        *tmp = malloc((nl ? nl : 1) * sizeof(*tmp));
+	        *tmp = malloc(scratch_bytes(nl, parts) + sizeof(*tmp));
 	int32_t *recv = NULL, *recv_tmp = NULL, *samples = NULL, *all_samples = NULL;
 	int *scount = calloc((size_t)size, sizeof(int)),
 	    *sdispl = calloc((size_t)size, sizeof(int));
@@ -891,7 +917,7 @@ int main(int argc, char **argv)
 	weft_group_init(&r.g);
 	if (!a)
 		a = malloc(n * sizeof(*a));
-	tmp = malloc(n * sizeof(*tmp));
+	tmp = malloc(scratch_bytes(n, parts));
 	if (compare)
 		orig = malloc(n * sizeof(*orig));
 	if (!s.jobs || !s.bounds || !r.tasks || !a || !tmp || (compare && !orig)) {

@@ -48,6 +48,9 @@
  * - task.h: weft_task, weft_group, weft_wait, weft_wait_until,
  *   weft_cancel;
  * - parallel.h: weft_fork_join, weft_parallel_for, weft_parallel_reduce;
+ * - algo.h: weft_parallel_scan, weft_parallel_sort (radix, records, and
+ *   weft_parallel_sort_cmp with a comparator);
+ * - combinable.h: weft_combinable, per-worker slots folded at the end;
  * - sync.h: weft_mutex, weft_cond, weft_sem, weft_barrier, weft_chan,
  *   weft_chan_select, weft_rwlock, weft_once, weft_latch;
  * - periodic.h: weft_post_every (a task run every period);
@@ -72,7 +75,9 @@
 #ifndef WEFT_WEFT_H
 #define WEFT_WEFT_H
 
+#include "algo.h"
 #include "blocking.h"
+#include "combinable.h"
 #include "config.h"
 #include "error.h"
 #include "export.h"

@@ -2062,5 +2062,7 @@ inline int worker_index() noexcept
 
 } // namespace weft
 
-#endif
+#include "cpp/algorithm.hpp" // parallel_sort, parallel_scan, combinable<T>
 #include "cpp/prims.hpp" /* shared_mutex, latch, call_once, select, task_local, periodic */
+
+#endif

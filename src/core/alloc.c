@@ -1,6 +1,7 @@
 /* Everything weft allocates goes through here: the user's weft_allocator
  * when one is set, malloc otherwise. A live count lets tests prove that
  * destroy released everything, and a test allocator can fail the n-th call. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ int weft_set_allocator(const weft_allocator *a)
 #define ALIGN    WEFT__CACHE_LINE
 #define OVERHEAD (ALIGN + sizeof(void *))
 
-void *weft__alloc(size_t size)
+static void *alloc_block(size_t size, bool zero)
 {
 	if (size > SIZE_MAX - OVERHEAD)
 		return NULL;
@@ -44,9 +45,20 @@ void *weft__alloc(size_t size)
 	uintptr_t p = ((uintptr_t)raw + sizeof(void *) + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
 	void *block = (void *)p;
 	((void **)block)[-1] = raw;
-	memset(block, 0, size);
+	if (zero)
+		memset(block, 0, size);
 	atomic_fetch_add_explicit(&live_allocations, 1, memory_order_relaxed);
 	return block;
+}
+
+void *weft__alloc(size_t size)
+{
+	return alloc_block(size, true);
+}
+
+void *weft__alloc_uninit(size_t size)
+{
+	return alloc_block(size, false);
 }
 
 void weft__free(void *p, size_t size)

@@ -19,6 +19,10 @@
  * prove that destroy releases everything. Blocks are zeroed and aligned to
  * a cache line. */
 WEFT__WARN_UNUSED void *weft__alloc(size_t size);
+/* The same without zeroing: for buffers the caller overwrites at once (a
+ * sort's second copy of the array, hundreds of MB that memset would touch
+ * for nothing). */
+WEFT__WARN_UNUSED void *weft__alloc_uninit(size_t size);
 void weft__free(void *p, size_t size);
 
 #endif
