@@ -71,7 +71,10 @@ int weft_combinable_init(weft_combinable *c, size_t size, weft_slot_init_fn init
  * from reusing a thread-local address across a park. */
 static __attribute__((noinline)) void owner(const void **rt, uint64_t *who)
 {
-	if (weft__tls.rt && weft__tls.index >= 0) {
+	/* A compensation stand-in carries its blocked worker's index, and may
+	 * still finish a task when that worker's wait has ended: it keys its
+	 * slot by its own thread, so two threads never share one. */
+	if (weft__tls.rt && weft__tls.index >= 0 && !weft__tls.standin) {
 		*rt = weft__tls.rt;
 		*who = (uint64_t)weft__tls.index;
 		return;
