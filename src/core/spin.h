@@ -14,4 +14,11 @@ static inline void weft__cpu_relax(void)
 #endif
 }
 
+/* n pauses: a short wait that leaves the memory bus alone. */
+static inline void weft__cpu_relax_n(int n)
+{
+	for (int i = 0; i < n; i++)
+		weft__cpu_relax();
+}
+
 #endif

@@ -1,102 +1,78 @@
 /* Model threads: N kernel workers draining one ready queue, and each
  * worker's own posts kept on a stack of its own.
  *
- * The seed's pool took one mutex for every post and every pop, kept the
- * count of unfinished tasks under it, and broadcast a condition variable on
- * every change, so each empty task cost several lock hand-offs and often a
- * sleep and a wake-up. Here the work per task is kept to the few cache lines
- * that must move between cores:
+ * The seed's pool took one mutex for every post and every pop and
+ * broadcast a condition variable on every change: several lock hand-offs,
+ * often a sleep and a wake-up, per empty task. Here the work per task is
+ * kept to the few cache lines that must move between cores:
  *
- * - Posting from outside the workers pushes the task onto an inbox, a
- *   lock-free LIFO stack, with one CAS. No lock is shared with the workers.
- * - A worker that needs work takes the scheduler lock, moves the whole inbox
- *   into the policy's ready queue (reversing the stack restores post order,
- *   which is when FIFO sequence numbers are stamped), and takes a batch: up
- *   to 1/N of the queue, at most BATCH_MAX, so the lock and the queue's
- *   lines move once per batch. A batch is only a prefetch (see next_task):
- *   it goes back to the queue when another worker runs dry, and under
- *   priority when the worker's own tasks sent more to the queue, so order
- *   and balance hold as if tasks were taken one at a time.
- * - The expensive case is a worker that keeps up with a poster: both then
- *   touch the inbox and each task's line alternately, and every access
- *   misses (measured: ~300 ns per post with one worker). So workers never
- *   poll the shared lines in a tight loop, and after a small batch they wait
+ * - Posting from outside the workers pushes onto an inbox, a lock-free LIFO
+ *   stack, with one CAS; no lock is shared with the workers.
+ * - A worker that needs work takes the scheduler lock, moves the inbox into
+ *   the policy's ready queue (in post order, core/task_list.h), and takes
+ *   a batch: up to 1/N of the queue, at most BATCH_MAX, so the lock and the
+ *   queue's lines move once per batch. A batch is only a prefetch (see
+ *   next_task): it goes back to the queue when another worker runs dry, and
+ *   under priority when the worker's own tasks sent more to the queue.
+ * - A worker that keeps up with a poster makes both miss on the inbox and
+ *   each task's line (~300 ns per post with one worker), so workers never
+ *   poll shared lines in a tight loop, and after a small batch they wait
  *   about a microsecond so the poster gets ahead (then ~55 ns per task).
  * - Completion is counted per worker, on the worker's own line. Nothing
- *   shared is written per task, so wait_all cannot be a counter reaching
- *   zero; instead it checks quiescence: the sum of finished counts equals the
- *   sum of posted counts. Each count only grows and every task is counted as
- *   posted before it can finish, so reading all finished counts first and
- *   all posted counts second, equal sums prove a moment at which everything
- *   posted had finished (children are posted before their parent finishes).
+ *   shared is written per task, so wait_all checks quiescence: the sum of
+ *   finished counts equals the sum of posted counts. Each count only grows
+ *   and every task is counted as posted before it can finish, so reading
+ *   all finished counts first and all posted counts second, equal sums
+ *   prove a moment at which everything posted had finished.
  * - Idle workers poll quietly for ~15 us (reads only, ~0.4 us apart), then
  *   sleep on their own futex word, under the rules of core/idle.h (shared
  *   with mn): the idle list, throttled wake-ups, lazy steals, the watch.
  *
- * Own posts. A task that posts a child and waits for it (fork-join) used
- * to send the child through the shared inbox and take it back from there
- * in its wait: two writes to shared lines per child and, with idle workers
- * about, a wake-up and often the very child the parent was about to run
- * taken by another worker, the parent then sleeping until it finished (on
- * 16 CPUs a spawn-join cost 22x what it cost on one). So what a task posts
- * goes onto its worker's own stack (a Chase-Lev deque, core/deque.h), and:
- *   - waiting (help, called by weft_wait and weft_group_wait) takes the
- *     newest own post first: a spawn-join is a push and a pop on lines no
- *     other core writes; weft_fork_join's b, when nobody took it, comes
- *     off the stack and runs as a plain call (threads_take_back);
- *   - what a task posted and did not take back by the time it returns goes
- *     to the shared queue then (flush_own_posts), in post order, so the
- *     policy orders it as it ordered every post before; a full stack is
- *     moved there the same way before the next post. The policy does not
- *     order a task's own posts among themselves while it waits: its waits
- *     run them newest first, whatever their priority. Posts from outside
- *     the workers always go through the policy's queue;
- *   - other workers take from a worker's own posts only after the shared
- *     queue came up empty, under the lazy-steal rule of core/idle.h (a
- *     surplus at once, a lone task once it sat there 1 us). These takes
- *     count as steals, with the batches.
- * The deep-nesting stand-in of core/standin.c acts for its worker with the
- * worker's index, so it uses the worker's own stack while the worker waits
- * for it: one owner at a time, ordered by the thread's creation and join.
- * A compensation stand-in (same file: it runs beside a worker blocked in a
- * weft wait) owns nothing of the worker whose index it carries: it takes
- * from the shared queue, posts to it, and counts in rt->done (standin_help,
- * standin_post); the blocked worker first hands its batch and own posts to
- * the shared queue (threads_block_begin).
+ * Own posts. A fork-join child sent through the shared inbox costs two
+ * writes to shared lines and, with idle workers about, a wake-up and often
+ * the child taken by another worker while its parent sleeps (on 16 CPUs a
+ * spawn-join cost 22x what it cost on one). So what a task posts goes onto
+ * its worker's own stack (a Chase-Lev deque, core/deque.h), and:
+ *   - waiting (help: weft_wait, weft_group_wait) takes the newest own post
+ *     first, a push and a pop on lines no other core writes; an untaken
+ *     weft_fork_join b runs as a plain call (threads_take_back);
+ *   - what a task did not take back by the time it returns goes to the
+ *     shared queue then (flush_own_posts), in post order, so the policy
+ *     orders it; a full stack goes there before the next post. A task's
+ *     own waits run its posts newest first, whatever their priority;
+ *     posts from outside the workers always go through the policy;
+ *   - other workers take own posts only after the shared queue came up
+ *     empty, under core/idle.h's lazy-steal rule (a surplus at once, a
+ *     lone task once it sat 1 us); counted as steals, with the batches.
+ * The deep-nesting stand-in of core/standin.c uses the worker's own stack
+ * while the worker waits for it (one owner at a time: creation and join
+ * order them). A compensation stand-in (same file), beside a worker blocked
+ * in a weft wait, owns nothing of the worker whose index it carries: it
+ * takes from and posts to the shared queue and counts in rt->done
+ * (standin_help, standin_post); the blocked worker first hands its batch
+ * and own posts to the shared queue (threads_block_begin).
  *
- * When a post wakes a sleeper. A post to the shared queue, a flush, an own
- * post that leaves two or more on the stack (a fan-out: more than the
- * poster runs next) and an offer (weft__tls.offering: weft_fork_join's b,
- * a loop's half, which the poster follows with other work) wake as above.
- * Any other own post is lone, and wakes nobody when both:
- *   - the watch of core/idle.h is on duty (an idle worker that sleeps in
- *     periods and takes lone posts their posters left sitting);
- *   - the worker's previous lone post was not taken by another worker
- *     while its poster never looked for it (help_pops unchanged): a poster
- *     that leaves its lone children sitting gets the old immediate wake-up
- *     for the next one rather than the watcher's delay. A poster that
- *     looked and found its child gone was joining and merely late (often
- *     because a wake-up's system call came between its post and its wait):
- *     it stays quiet, or each wake-up would get the next child taken.
- * Counted in the statistics: wakeups are claims of sleepers by posts,
- * sleeps include the watcher's timed ones, steals are the batches and own
- * posts taken from another worker, steal_attempts the searches of other
- * workers' own posts (and the steals of batches), spins the polls of idle
- * workers.
+ * When a post wakes a sleeper: a post to the shared queue, a flush, an own
+ * post that leaves two or more on the stack (a fan-out) and an offer
+ * (weft__tls.offering: weft_fork_join's b, a loop's half) wake as above. A
+ * lone own post wakes nobody while the watch of core/idle.h is on duty,
+ * unless the worker's previous lone post was taken by another worker
+ * while its poster never looked for it (help_pops unchanged): such a
+ * poster gets the immediate wake-up, not the watcher's delay. A poster
+ * that looked and found its child gone was merely late, and stays quiet,
+ * or each wake-up would get the next child taken. Statistics: wakeups are
+ * sleepers claimed by posts, sleeps include the watcher's timed ones,
+ * steals the batches and own posts taken, steal_attempts the searches,
+ * spins the polls of idle workers.
  *
  * Lost wake-ups are prevented by the publish-then-check order of
  * core/idle.h: a post to the inbox is a seq_cst CAS, an own post a push
- * then a fence. Quiescence counts own posts as posts, when they are
- * posted. wait_all uses the same pattern with all_waiters against
- * finished counts.
- *
- * Destroy: closing makes external posts fail (see threads_submit for the
- * race with a poster already inside); the destroyer waits for quiescence,
- * sets stopping, wakes every sleeper and joins. Cancel sets rt->cancelling
- * first; workers then complete queued tasks as cancelled instead of running
- * them. */
+ * then a fence; wait_all checks all_waiters against finished counts alike.
+ * Destroy: closing makes external posts fail (threads_submit has the race
+ * with a poster already inside); the destroyer waits for quiescence, sets
+ * stopping, wakes every sleeper and joins. Cancel sets rt->cancelling
+ * first: workers then complete queued tasks as cancelled. */
 #include <stdio.h>
-#include <time.h>
 
 #include "core/completion.h"
 #include "core/deque.h"
@@ -109,9 +85,9 @@
 #include "core/spin.h"
 #include "core/standin.h"
 #include "core/task_list.h"
+#include "model/batch.h"
 #include "obs/probes.h"
 
-#define BATCH_MAX         16
 #define SPIN_ROUNDS       32
 #define SPIN_PAUSES       16 /* between polls of an idle worker, ~0.4 us */
 #define BATCH_WAIT_PAUSES 40 /* ~1 us: see next_task */
@@ -139,16 +115,10 @@ typedef struct worker {
 	uint64_t stolen_at_lone; /* own_pushed - own_taken at the last lone push */
 	uint64_t helped_at_lone; /* help_pops at the last lone push */
 
-	/* The batch: tasks taken from the queue and not yet started, entries
-	 * [pos, len) of batch[]. span packs gen:32 pos:16 len:16. The owner
-	 * takes from the front and other workers steal from the back, both by
-	 * CAS on span, so no task hides in a busy worker's batch (a task that
-	 * waits for a later one in the same batch would otherwise deadlock).
-	 * Entries are written only by the owner while the batch is empty, and
-	 * every refill changes gen, so a thief that read entries of an older
-	 * batch fails its CAS. */
-	WEFT__ALIGNED _Atomic uint64_t span;
-	_Atomic(weft_task *) batch[BATCH_MAX];
+	/* The batch: tasks taken from the queue and not yet started, which
+	 * the owner takes from the front and other workers steal from the
+	 * back (model/batch.h), so no task hides in a busy worker's batch. */
+	weft__batch batch;
 
 	/* What this worker's tasks posted: the owner pushes and pops, other
 	 * workers take the oldest (see the top). */
@@ -196,12 +166,6 @@ static bool has_work(threads *m)
 	       atomic_load_explicit(&m->ready_len, memory_order_relaxed) != 0;
 }
 
-/* Whether any worker's own stack holds a task. */
-static bool own_posts_waiting(threads *m)
-{
-	return weft__idle_posts_waiting(&m->idle);
-}
-
 /* Moves the inbox into the ready queue. Caller holds m->lock. */
 static void drain_inbox(threads *m)
 {
@@ -214,61 +178,13 @@ static void drain_inbox(threads *m)
 	}
 }
 
-#define SPAN(gen, pos, len) ((uint64_t)(gen) << 32 | (uint64_t)(pos) << 16 | (uint64_t)(len))
-#define SPAN_GEN(s)         ((uint32_t)((s) >> 32))
-#define SPAN_POS(s)         ((int)(((s) >> 16) & 0xffff))
-#define SPAN_LEN(s)         ((int)((s)&0xffff))
-
 static void wake_if_needed(threads *m);
 static bool room_for_one_more(threads *m);
-
-/* Publishes n tasks as w's new batch. Owner only, with the batch empty. */
-static void batch_fill(worker *w, weft_task *const *tasks, int n)
-{
-	uint64_t s = atomic_load_explicit(&w->span, memory_order_relaxed);
-	for (int i = 0; i < n; i++)
-		atomic_store_explicit(&w->batch[i], tasks[i], memory_order_relaxed);
-	atomic_store(&w->span, SPAN(SPAN_GEN(s) + 1, 0, n)); /* seq_cst: see wake */
-}
-
-/* Takes the first unstarted task of w's own batch, or NULL. */
-static weft_task *batch_take_front(worker *w)
-{
-	uint64_t s = atomic_load_explicit(&w->span, memory_order_acquire);
-	while (SPAN_POS(s) < SPAN_LEN(s)) {
-		weft_task *t = atomic_load_explicit(&w->batch[SPAN_POS(s)], memory_order_relaxed);
-		if (atomic_compare_exchange_weak_explicit(&w->span, &s, s + SPAN(0, 1, 0),
-		                                          memory_order_acq_rel,
-		                                          memory_order_acquire))
-			return t;
-	}
-	return NULL;
-}
-
-/* Takes the back half (rounded up) of v's batch, or all of it when whole
- * is set, into out. Returns how many. */
-static int batch_take_back(worker *v, bool whole, weft_task **out)
-{
-	uint64_t s = atomic_load_explicit(&v->span, memory_order_acquire);
-	for (;;) {
-		int pos = SPAN_POS(s), len = SPAN_LEN(s);
-		int k = whole ? len - pos : (len - pos + 1) / 2;
-		if (k <= 0)
-			return 0;
-		for (int i = 0; i < k; i++)
-			out[i] = atomic_load_explicit(&v->batch[len - k + i], memory_order_relaxed);
-		if (atomic_compare_exchange_weak_explicit(
-		            &v->span, &s, SPAN(SPAN_GEN(s), pos, len - k), memory_order_acq_rel,
-		            memory_order_acquire))
-			return k;
-	}
-}
 
 static bool stealable(threads *m)
 {
 	for (int i = 0; i < m->nworkers; i++) {
-		uint64_t s = atomic_load_explicit(&m->workers[i].span, memory_order_relaxed);
-		if (SPAN_POS(s) < SPAN_LEN(s))
+		if (weft__batch_holds(&m->workers[i].batch))
 			return true;
 	}
 	return false;
@@ -279,7 +195,8 @@ static bool stealable(threads *m)
 static int steal(threads *m, worker *w, weft_task **out)
 {
 	for (int i = 1; i < m->nworkers; i++) {
-		int n = batch_take_back(&m->workers[(w->index + i) % m->nworkers], false, out);
+		int n = weft__batch_take_back(&m->workers[(w->index + i) % m->nworkers].batch,
+		                              false, out);
 		if (n > 0)
 			return n;
 	}
@@ -303,7 +220,7 @@ static int steal(threads *m, worker *w, weft_task **out)
 static bool take_batch(threads *m, worker *w)
 {
 	weft_task *rest[BATCH_MAX], *got[BATCH_MAX];
-	int nrest = batch_take_back(w, true, rest);
+	int nrest = weft__batch_take_back(&w->batch, true, rest);
 	if (nrest == 0 && !has_work(m) && !stealable(m))
 		return false;
 	weft__lock_acquire(&m->lock);
@@ -325,7 +242,7 @@ static bool take_batch(threads *m, worker *w)
 			got[ngot++] = t;
 		atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
 	}
-	batch_fill(w, got, ngot);
+	weft__batch_fill(&w->batch, got, ngot);
 	weft__lock_release(&m->lock);
 	if (stole)
 		weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
@@ -333,12 +250,6 @@ static bool take_batch(threads *m, worker *w)
 	if (ngot > 1 && room_for_one_more(m))
 		wake_if_needed(m); /* an idle worker may take half */
 	return ngot > 0;
-}
-
-static void relax(int pauses)
-{
-	for (int i = 0; i < pauses; i++)
-		weft__cpu_relax();
 }
 
 /* Under an ordered policy, when this worker's own tasks sent more work to
@@ -354,12 +265,12 @@ static weft_task *next_task(threads *m, worker *w)
 	bool own_posts = w->shared_posts != w->shared_at_take;
 	weft_task *t = NULL;
 	if (!(m->ordered && own_posts))
-		t = batch_take_front(w);
+		t = weft__batch_take_front(&w->batch);
 	if (!t) {
 		if (w->last_batch < BATCH_MAX / 2 && !own_posts)
-			relax(BATCH_WAIT_PAUSES);
+			weft__cpu_relax_n(BATCH_WAIT_PAUSES);
 		w->shared_at_take = w->shared_posts;
-		if (!take_batch(m, w) || !(t = batch_take_front(w)))
+		if (!take_batch(m, w) || !(t = weft__batch_take_front(&w->batch)))
 			return NULL;
 	}
 	weft__dequeued(m->rt, 1);
@@ -460,7 +371,7 @@ static void wake_one(threads *m)
 }
 
 /* Callers have made their work visible with a seq_cst operation (the
- * inbox CAS, the batch's span store, a fence after an own push), which
+ * inbox CAS, the batch's publication, a fence after an own push), which
  * orders it before these seq_cst loads; a worker going idle does the
  * mirror image (see sleep_idle). */
 static void wake_if_needed(threads *m)
@@ -522,7 +433,7 @@ static void stop_looking(threads *m, worker *w, bool *spinning)
 		check = true;
 	if (check) {
 		atomic_thread_fence(memory_order_seq_cst);
-		if (has_work(m) || own_posts_waiting(m))
+		if (has_work(m) || weft__idle_posts_waiting(&m->idle))
 			wake_if_needed(m);
 	}
 }
@@ -612,7 +523,7 @@ static bool sleep_idle(threads *m, worker *w)
 static bool poll_idle(threads *m, worker *w, weft_task **t)
 {
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
-		relax(SPIN_PAUSES);
+		weft__cpu_relax_n(SPIN_PAUSES);
 		weft__count(&w->spins, 1);
 		if (has_work(m) || stealable(m))
 			return true;
@@ -658,7 +569,7 @@ static void *worker_main(void *arg)
 		}
 		atomic_thread_fence(memory_order_seq_cst);
 		if (has_work(m) || stealable(m)) {
-			if (was_spinning && own_posts_waiting(m))
+			if (was_spinning && weft__idle_posts_waiting(&m->idle))
 				wake_if_needed(m);
 			continue;
 		}
@@ -780,7 +691,7 @@ static void threads_block_begin(weft_rt *rt)
 	threads *m = rt->model_state;
 	worker *w = &m->workers[weft__tls.index];
 	weft_task *rest[BATCH_MAX];
-	int n = batch_take_back(w, true, rest);
+	int n = weft__batch_take_back(&w->batch, true, rest);
 	if (n > 0) {
 		weft__lock_acquire(&m->lock);
 		while (n > 0)
@@ -913,7 +824,7 @@ static void threads_stop(weft_rt *rt)
 static bool threads_has_queued(weft_rt *rt)
 {
 	threads *m = rt->model_state;
-	return has_work(m) || stealable(m) || own_posts_waiting(m);
+	return has_work(m) || stealable(m) || weft__idle_posts_waiting(&m->idle);
 }
 
 static void threads_print_stats(const weft_stats *s, FILE *out)
