@@ -50,6 +50,8 @@
  * - parallel.h: weft_fork_join, weft_parallel_for, weft_parallel_reduce;
  * - sync.h: weft_mutex, weft_cond, weft_sem, weft_barrier, weft_chan;
  * - blocking.h: weft_yield, weft_sleep_ns, weft_wait_fd, weft_blocking;
+ * - io.h: file calls with deadlines (weft_pread, weft_pwrite, weft_fsync,
+ *   weft_openat);
  * - config.h: weft_config and the enums behind WEFT_MODEL, WEFT_POLICY,
  *   WEFT_PIN, WEFT_PREEMPT;
  * - stats.h: weft_stats_get, weft_stats_print, latency histograms, the
@@ -68,6 +70,7 @@
 #include "config.h"
 #include "error.h"
 #include "export.h"
+#include "io.h"
 #include "log.h"
 #include "parallel.h"
 #include "runtime.h"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "io/files.h"
 
 static const char *const model_names[] = {
         [WEFT_MODEL_THREADS] = "threads",
@@ -526,6 +527,13 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	const char *trace = env("WEFT_TRACE");
 	if (trace)
 		cfg.trace_path = trace;
+	/* WEFT_IO: the fiber models' file backend (io/files.h); no field of
+	 * weft_config, the environment only. */
+	static const char *const io_names[] = {"auto", "uring", "epoll"};
+	int io = WEFT__IO_AUTO;
+	if ((rc = env_name("WEFT_IO", io_names, WEFT__IO_WANT_COUNT_, &io)) != 0)
+		return rc;
+	rt->io_want = io;
 
 	const char *fsroot = env("WEFT_TEST_FSROOT");
 	cgroup_limit limit;

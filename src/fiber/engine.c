@@ -25,6 +25,7 @@
 #include "core/observe.h"
 #include "core/spin.h"
 #include "fiber/engine.h"
+#include "io/uring.h"
 #include "obs/probes.h"
 
 #define STACK_CACHE       1024 /* free stacks a worker keeps for reuse */
@@ -162,6 +163,7 @@ static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
 		w->ops->ready(w, t, WEFT__READY_ARRIVED);
 		t = next;
 	}
+	weft__ring_poll(w->ring); /* file completions: their fibers wake */
 	expire_timers(w);
 	maybe_boost(w);
 	weft_task *t = w->ops->next(w);
@@ -530,6 +532,10 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 static void fd_ready(void *token, short revents, void *ctx)
 {
 	weft__fworker *w = ctx;
+	if (token == (void *)w->ring) { /* the ring's eventfd (io/uring.h) */
+		weft__ring_event(w->ring);
+		return;
+	}
 	weft__fiber *f = token;
 	weft__timers_remove(&w->timers, &f->timer);
 	f->wait_result = revents;
@@ -827,6 +833,7 @@ void weft__fworker_release(weft__fworker *w)
 {
 	if (!w->poller_ok)
 		return;
+	weft__ring_destroy(w);
 	weft__stack_pool_destroy(&w->stacks);
 	weft__poller_destroy(&w->poller);
 	w->poller_ok = false;
