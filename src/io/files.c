@@ -80,6 +80,15 @@ static ssize_t sys_nowait(const file_call *c)
 	return n;
 }
 
+/* Whether RWF_NOWAIT keeps a call off the device: not for O_DIRECT, where
+ * it only refuses to wait for locks and block allocation and then waits
+ * for the device read all the same (ext4, xfs). One fcntl. */
+static bool nowait_helps(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	return flags < 0 || !(flags & O_DIRECT); /* a bad fd fails in the call */
+}
+
 static ssize_t sys_result(ssize_t n)
 {
 	return n >= 0 ? n : WEFT_ESYSTEM; /* errno is the system's */
@@ -137,7 +146,8 @@ static bool is_rw(file_op op)
  * rest of the transfer (a read the page cache held only in part). */
 static ssize_t pool_call(weft_rt *rt, file_call *c, int64_t deadline)
 {
-	if (!is_rw(c->op) || atomic_load_explicit(&nowait_off, memory_order_relaxed))
+	if (!is_rw(c->op) || atomic_load_explicit(&nowait_off, memory_order_relaxed) ||
+	    !nowait_helps(c->fd))
 		return on_pool(rt, c, deadline);
 	ssize_t n = sys_nowait(c);
 	if (n < 0 && errno != EAGAIN && errno != EOPNOTSUPP)
@@ -179,8 +189,9 @@ static ssize_t ring_call(weft__ring *r, const file_call *c, int64_t deadline)
 static ssize_t file_call_run(file_call *c, int64_t deadline)
 {
 	if (deadline != INT64_MAX && weft__now_ns() >= deadline) {
-		/* Try once without waiting; only reads and writes can. */
-		if (!is_rw(c->op))
+		/* Try once without waiting; only reads and writes can, and not
+		 * of O_DIRECT files. */
+		if (!is_rw(c->op) || !nowait_helps(c->fd))
 			return WEFT_ETIMEDOUT;
 		ssize_t n = sys_nowait(c);
 		if (n >= 0)

@@ -154,7 +154,7 @@ static weft__ring *ring_new(weft__fworker *w)
 	r->sq_mask = *(unsigned *)(void *)(sq + p.sq_off.ring_mask);
 	r->sq_entries = p.sq_entries;
 	r->sq_array = (unsigned *)(void *)(sq + p.sq_off.array);
-	r->sq_tail = atomic_load(r->sq_ktail);
+	atomic_store_explicit(&r->sq_tail, atomic_load(r->sq_ktail), memory_order_relaxed);
 	r->cq_head = (_Atomic unsigned *)(void *)(cq + p.cq_off.head);
 	r->cq_tail = (_Atomic unsigned *)(void *)(cq + p.cq_off.tail);
 	r->cq_mask = *(unsigned *)(void *)(cq + p.cq_off.ring_mask);
@@ -229,13 +229,14 @@ typedef struct ring_req {
 static struct io_uring_sqe *sqe_get(weft__ring *r)
 {
 	unsigned head = atomic_load_explicit(r->sq_head, memory_order_acquire);
-	if (r->sq_tail - head >= r->sq_entries)
+	unsigned tail = atomic_load_explicit(&r->sq_tail, memory_order_relaxed);
+	if (tail - head >= r->sq_entries)
 		return NULL;
-	unsigned i = r->sq_tail & r->sq_mask;
+	unsigned i = tail & r->sq_mask;
 	struct io_uring_sqe *s = &r->sqes[i];
 	memset(s, 0, sizeof(*s));
 	r->sq_array[i] = i;
-	r->sq_tail++;
+	atomic_store_explicit(&r->sq_tail, tail + 1, memory_order_relaxed);
 	return s;
 }
 
@@ -244,9 +245,10 @@ static struct io_uring_sqe *sqe_get(weft__ring *r)
  * backed up) the entries stay queued and the next reap submits them. */
 static void submit(weft__ring *r)
 {
-	atomic_store_explicit(r->sq_ktail, r->sq_tail, memory_order_release);
+	unsigned tail = atomic_load_explicit(&r->sq_tail, memory_order_relaxed);
+	atomic_store_explicit(r->sq_ktail, tail, memory_order_release);
 	for (;;) {
-		unsigned n = r->sq_tail - atomic_load_explicit(r->sq_head, memory_order_acquire);
+		unsigned n = tail - atomic_load_explicit(r->sq_head, memory_order_acquire);
 		if (n == 0 || sys_enter(r->fd, n, 0, 0) >= 0 || errno != EINTR)
 			return;
 	}
@@ -269,6 +271,9 @@ int64_t weft__ring_rw(weft__ring *r, weft__ring_op op, int fd, void *buf, size_t
 	weft__fworker *w = r->w;
 	if (r->inflight >= r->max_inflight)
 		return WEFT__RING_FULL;
+	/* Not preempted until it parks: a preempted fiber could resume on
+	 * another worker (mn), and the arming below is the owner's to do. */
+	weft__tls.nopreempt++;
 	ring_req q;
 	weft__waiter_init(&q.waiter, NULL);
 	q.res = q.tres = 0;
@@ -284,9 +289,13 @@ int64_t weft__ring_rw(weft__ring *r, weft__ring_op op, int fd, void *buf, size_t
 	weft__lock_acquire(&r->lock);
 	struct io_uring_sqe *s = sqe_get(r), *t = s && timed ? sqe_get(r) : NULL;
 	if (!s || (timed && !t)) {
-		if (s)
-			r->sq_tail--; /* not published yet: take it back */
+		if (s) /* not published yet: take it back */
+			atomic_store_explicit(
+			        &r->sq_tail,
+			        atomic_load_explicit(&r->sq_tail, memory_order_relaxed) - 1,
+			        memory_order_relaxed);
 		weft__lock_release(&r->lock);
+		weft__tls.nopreempt--;
 		return WEFT__RING_FULL;
 	}
 	switch (op) {
@@ -328,6 +337,7 @@ int64_t weft__ring_rw(weft__ring *r, weft__ring_op op, int fd, void *buf, size_t
 	}
 	if (atomic_fetch_sub(&q.refs, 1) != 1)
 		weft__waiter_park_for(&q.waiter, WEFT__WAIT_FD);
+	weft__tls.nopreempt--;
 	if (timed && q.tres == -ETIME && (q.res == -ECANCELED || q.res == -EINTR))
 		return WEFT_ETIMEDOUT;
 	if (q.res == -ECANCELED)
@@ -367,13 +377,15 @@ void weft__ring_reap(weft__ring *r)
 		}
 		atomic_store_explicit(r->cq_head, head, memory_order_release);
 		unsigned flags = atomic_load_explicit(r->sq_flags, memory_order_relaxed);
-		bool unsent = r->sq_tail != atomic_load_explicit(r->sq_head, memory_order_acquire);
+		bool unsent = atomic_load_explicit(&r->sq_tail, memory_order_relaxed) !=
+		              atomic_load_explicit(r->sq_head, memory_order_acquire);
 		if (!(flags & IORING_SQ_CQ_OVERFLOW) && !unsent)
 			break;
 		/* Completions the kernel kept aside, or submissions it refused:
 		 * enter again (flushes the one, submits the other). */
 		weft__lock_acquire(&r->lock);
-		unsigned n = r->sq_tail - atomic_load_explicit(r->sq_head, memory_order_acquire);
+		unsigned n = atomic_load_explicit(&r->sq_tail, memory_order_relaxed) -
+		             atomic_load_explicit(r->sq_head, memory_order_acquire);
 		int rc = sys_enter(r->fd, n, 0, IORING_ENTER_GETEVENTS);
 		weft__lock_release(&r->lock);
 		if (rc < 0 && errno != EINTR)

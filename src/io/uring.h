@@ -38,7 +38,9 @@ typedef struct weft__ring {
 	int fd, efd;       /* the ring; the eventfd it signals per completion */
 	weft__fworker *w;  /* the owner */
 	weft__lock lock;   /* the submission queue */
-	unsigned sq_entries, sq_mask, sq_tail, cq_mask, max_inflight;
+	unsigned sq_entries, sq_mask, cq_mask, max_inflight;
+	/* Entries filled (under lock; reap peeks at it without). */
+	_Atomic unsigned sq_tail;
 	_Atomic unsigned *sq_head, *sq_ktail, *sq_flags, *cq_head, *cq_tail;
 	unsigned *sq_array;
 	struct io_uring_sqe *sqes;
