@@ -348,7 +348,7 @@ static void holder_task(void *arg)
 
 typedef struct late {
 	int fd;
-	int64_t deadline;
+	int64_t timeout; /* the deadline is this far from the call (INT64_MAX: none) */
 	ssize_t rc;
 	char buf[64];
 	_Atomic int done;
@@ -357,7 +357,10 @@ typedef struct late {
 static void late_task(void *arg)
 {
 	late *l = arg;
-	l->rc = weft_pread(l->fd, l->buf, sizeof(l->buf), 0, l->deadline);
+	/* Read the clock here, not when posting: under a sanitizer the task
+	 * may start later than a short deadline. */
+	int64_t deadline = l->timeout == INT64_MAX ? INT64_MAX : weft_clock_ns() + l->timeout;
+	l->rc = weft_pread(l->fd, l->buf, sizeof(l->buf), 0, deadline);
 	atomic_store(&l->done, 1);
 }
 
@@ -372,6 +375,20 @@ static bool is_holding(void *arg)
 	return atomic_load(&holding) != 0;
 }
 
+/* Cancels fd's calls until l's read returns: a cancel that comes before
+ * the read is queued or submitted (a sanitizer slows the task down) finds
+ * nothing, and the next one gets it. */
+static void cancel_until_done(int fd, late *l)
+{
+	wt_sleep_ms(20);
+	assert_false(is_done(l));
+	double end = wt_now() + WT_PATIENCE_S;
+	while (!is_done(l) && wt_now() < end) {
+		weft__file_cancel(fd);
+		wt_sleep_ms(10);
+	}
+}
+
 /* The queued-read scene on the pool: deadline (or cancel when cancel is
  * true) ends the read while it is queued. */
 static void queued_read(bool cancel)
@@ -383,18 +400,15 @@ static void queued_read(bool cancel)
 	atomic_store(&holding, 0);
 	weft_rt *rt = create();
 	weft_task h, t;
-	late l = {.fd = fd, .deadline = cancel ? INT64_MAX : weft_clock_ns() + 20 * 1000000LL};
+	late l = {.fd = fd, .timeout = cancel ? INT64_MAX : 20 * 1000000LL};
 	memset(l.buf, 0x5a, sizeof(l.buf));
 	assert_rc(0, weft_task_init(&h, holder_task, NULL));
 	assert_rc(0, weft_post(rt, &h));
 	assert_true(wt_poll(is_holding, NULL));
 	assert_rc(0, weft_task_init(&t, late_task, &l));
 	assert_rc(0, weft_post(rt, &t));
-	if (cancel) {
-		wt_sleep_ms(20);
-		assert_false(is_done(&l));
-		assert_true(weft__file_cancel(fd) >= 1);
-	}
+	if (cancel)
+		cancel_until_done(fd, &l);
 	assert_true(wt_poll(is_done, &l));
 	assert_int_equal(l.rc, cancel ? WEFT_ECANCELED : WEFT_ETIMEDOUT);
 	assert_int_equal(write(hold_pipe[1], "x", 1), 1); /* the pool thread is free */
@@ -420,16 +434,13 @@ static void ring_read(bool cancel)
 	int p[2];
 	assert_int_equal(pipe(p), 0);
 	weft_rt *rt = create();
-	late l = {.fd = p[0], .deadline = cancel ? INT64_MAX : weft_clock_ns() + 20 * 1000000LL};
+	late l = {.fd = p[0], .timeout = cancel ? INT64_MAX : 20 * 1000000LL};
 	memset(l.buf, 0x5a, sizeof(l.buf));
 	weft_task t;
 	assert_rc(0, weft_task_init(&t, late_task, &l));
 	assert_rc(0, weft_post(rt, &t));
-	if (cancel) {
-		wt_sleep_ms(20);
-		assert_false(is_done(&l));
-		assert_true(weft__file_cancel(p[0]) >= 1);
-	}
+	if (cancel)
+		cancel_until_done(p[0], &l);
 	assert_true(wt_poll(is_done, &l));
 	assert_int_equal(l.rc, cancel ? WEFT_ECANCELED : WEFT_ETIMEDOUT);
 	assert_int_equal(write(p[1], "abc", 3), 3);
@@ -454,7 +465,7 @@ static bool ring_usable(void)
 	assert_int_equal(pipe(p), 0);
 	assert_int_equal(write(p[1], "z", 1), 1);
 	weft_rt *rt = create();
-	late l = {.fd = p[0], .deadline = INT64_MAX};
+	late l = {.fd = p[0], .timeout = INT64_MAX};
 	weft_task t;
 	assert_rc(0, weft_task_init(&t, late_task, &l));
 	assert_rc(0, weft_post(rt, &t));
@@ -539,6 +550,10 @@ static void fork_child(void *arg)
  * rings go on working after. */
 static void fork_rings(void)
 {
+#ifdef __SANITIZE_THREAD__
+	if (wt.model == WEFT_MODEL_SPAWN)
+		WT_SKIP("TSan reports the parent's ended task threads as leaked in the child");
+#endif
 	for (int v = 0; v < 2; v++) {
 		set_variant(v);
 		fork_fd = temp_file(FILE_BYTES);

@@ -406,8 +406,10 @@ void weft__ring_event(weft__ring *r)
 	while (read(r->efd, &drain, sizeof(drain)) > 0)
 		;
 	/* The interest was one-shot: it is no longer armed. */
-	r->armed = false;
-	r->w->fd_waits--;
+	if (r->armed) {
+		r->armed = false;
+		r->w->fd_waits--;
+	}
 	weft__ring_reap(r);
 	if (r->inflight > 0 && weft__poller_arm(&r->w->poller, r->efd, POLLIN, r) == 0) {
 		r->armed = true;
