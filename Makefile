@@ -30,7 +30,7 @@
 JOBS         ?= 2
 TEST_PRESETS ?= release asan tsan
 BUILD        ?= build/release
-BENCHES      ?= post_throughput fiber_switch fork_join
+BENCHES      ?= post_throughput fiber_switch fork_join blocking_pool io/file_read
 
 .PHONY: all demo test bench docs docs-check deps format check-format clean install
 
