@@ -95,16 +95,21 @@ static weft__job *pop(weft__pool *p)
 	return j;
 }
 
-/* Idle until handed something or the idle time runs out; with the lock
- * held on entry and on return. The job handed, or NULL: end (retired or
- * stopping). */
-static weft__job *go_idle(weft__pool *p, pool_thread *t)
+/* Puts t on the idle stack (lock held): the next submitter hands it its
+ * job directly. */
+static void enlist(weft__pool *p, pool_thread *t)
 {
 	atomic_store_explicit(&t->word, 0, memory_order_relaxed);
 	t->next_idle = p->idle;
 	p->idle = t;
 	t->listed = true;
-	weft__lock_release(&p->lock);
+}
+
+/* An enlisted t, without the lock: waits until handed something or the
+ * idle time runs out. The job handed, or NULL: end (retired, or handed
+ * nothing by destroy). */
+static weft__job *wait_idle(weft__pool *p, pool_thread *t)
+{
 	int64_t end = weft__sat_add(weft__now_ns(), p->idle_ns);
 	while (atomic_load_explicit(&t->word, memory_order_acquire) == 0) {
 		int64_t left = weft__ns_left(end, weft__now_ns());
@@ -112,44 +117,57 @@ static weft__job *go_idle(weft__pool *p, pool_thread *t)
 			break;
 		weft__futex_wait(&t->word, 0, left);
 	}
-	weft__lock_acquire(&p->lock);
-	if (atomic_load_explicit(&t->word, memory_order_relaxed) == 0) {
-		/* Nobody chose it: it is still on the idle stack. */
-		for (pool_thread **q = &p->idle; *q; q = &(*q)->next_idle)
-			if (*q == t) {
-				*q = t->next_idle;
-				break;
-			}
-		t->listed = false;
-		t->retired = true;
-		p->threads--;
-		p->retired++;
-		return NULL;
+	if (atomic_load_explicit(&t->word, memory_order_acquire) == 0) {
+		weft__lock_acquire(&p->lock);
+		if (atomic_load_explicit(&t->word, memory_order_relaxed) == 0) {
+			/* Nobody chose it: it is still on the idle stack. */
+			for (pool_thread **q = &p->idle; *q; q = &(*q)->next_idle)
+				if (*q == t) {
+					*q = t->next_idle;
+					break;
+				}
+			t->listed = false;
+			t->retired = true;
+			p->threads--;
+			p->retired++;
+			weft__lock_release(&p->lock);
+			return NULL;
+		}
+		weft__lock_release(&p->lock); /* chosen just now */
 	}
 	weft__job *j = t->job;
 	t->job = NULL;
 	return j;
 }
 
+/* A pool thread. After a job it takes the next queued one, or goes back
+ * on the idle stack, before it wakes the job's caller: the caller's next
+ * call (a loop of weft_blocking calls) then finds it there and hands it
+ * over directly, without contending for the lock it would be taking. */
 static void *pool_main(void *arg)
 {
 	pool_thread *t = arg;
 	weft__pool *p = t->pool;
 	weft__lock_acquire(&p->lock);
+	weft__job *j = pop(p);
+	bool idle = !j && !p->stopping;
+	if (idle)
+		enlist(p, t);
+	weft__lock_release(&p->lock);
 	for (;;) {
-		weft__job *j = pop(p);
-		if (!j && !p->stopping)
-			j = go_idle(p, t);
-		if (!j)
-			break;
-		weft__lock_release(&p->lock);
+		if (!j && (!idle || !(j = wait_idle(p, t))))
+			return NULL;
 		j->run(j);
 		j->state = WEFT__JOB_DONE;
-		weft__waiter_unpark(&j->waiter); /* j is gone once its caller resumes */
 		weft__lock_acquire(&p->lock);
+		weft__job *next = pop(p);
+		idle = !next && !p->stopping;
+		if (idle)
+			enlist(p, t);
+		weft__lock_release(&p->lock);
+		weft__waiter_unpark(&j->waiter); /* j is gone once its caller resumes */
+		j = next;
 	}
-	weft__lock_release(&p->lock);
-	return NULL;
 }
 
 /* Joins and frees the threads of list (retired or stopped: linked by
