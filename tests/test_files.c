@@ -507,10 +507,17 @@ static void cancel(void)
 
 static int fork_fd;
 
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+/* The child's tasks read, and use the child's own blocking pool. */
 static void child_reader(void *arg)
 {
 	reader *r = arg;
 	read_task(r);
+	WT_CHECK_RC(0, weft_blocking(nothing, NULL));
 }
 
 static void fork_child(void *arg)

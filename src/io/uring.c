@@ -421,6 +421,10 @@ void weft__ring_event(weft__ring *r)
 
 int weft__ring_cancel_fd(int fd)
 {
+#ifndef IORING_ASYNC_CANCEL_FD /* kernel headers older than 5.19: no cancel by fd */
+	(void)fd;
+	return 0;
+#else
 	int n = 0;
 	pthread_mutex_lock(&registry_lock);
 	for (weft__ring *r = rings; r; r = r->next) {
@@ -436,6 +440,7 @@ int weft__ring_cancel_fd(int fd)
 	}
 	pthread_mutex_unlock(&registry_lock);
 	return n;
+#endif
 }
 
 /* ------------------------------------------------------------ fork */
