@@ -33,7 +33,10 @@ extern "C" {
  * returns only when nothing will write buf any more. WEFT_ECANCELED when
  * weft_fd_cancel(fd) stopped it; WEFT_EINVAL for fd < 0, off < 0 or a NULL
  * buf with len > 0; WEFT_ESYSTEM with errno (EBADF, EISDIR, ESPIPE, EIO,
- * ...) for the system's refusal. */
+ * ...) for the system's refusal. For regular files and block devices: a
+ * pipe or socket gives ESPIPE as pread(2) does, except through io_uring,
+ * which reads it at its current position (use the stream calls for
+ * those). */
 WEFT_EXTERN ssize_t weft_pread(int fd, void *buf, size_t len, off_t off, int64_t deadline);
 
 /** weft_pwrite writes up to len bytes of buf to fd at offset off, as

@@ -159,7 +159,9 @@ static weft__ring *ring_new(weft__fworker *w)
 	r->cq_tail = (_Atomic unsigned *)(void *)(cq + p.cq_off.tail);
 	r->cq_mask = *(unsigned *)(void *)(cq + p.cq_off.ring_mask);
 	r->cqes = (struct io_uring_cqe *)(void *)(cq + p.cq_off.cqes);
-	r->max_inflight = p.cq_entries / 2 < p.sq_entries / 2 ? p.cq_entries / 2 : p.sq_entries / 2;
+	/* Entries leave the submission queue at once (every call enters the
+	 * kernel): completions are what bound the requests in flight. */
+	r->max_inflight = p.cq_entries / 2;
 	r->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (r->efd < 0 || sys_register(r->fd, IORING_REGISTER_EVENTFD, &r->efd, 1) != 0)
 		goto fail;
