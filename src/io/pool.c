@@ -263,24 +263,31 @@ int weft__pool_submit(weft_rt *rt, weft__job *j)
 	join_all(retired);
 	if (!more || grow(p) == 0)
 		return 0;
-	/* No thread: with others running, j waits for them; with none, the
-	 * caller runs it. */
+	/* No thread: with others there (or being created), j waits for them.
+	 * With none, nothing would ever run the queue: this thread runs every
+	 * queued job (j and any another caller whose thread was refused too
+	 * left) and wakes their callers; j's own caller then parks and
+	 * returns at once. */
 	weft__lock_acquire(&p->lock);
 	p->threads--;
-	bool alone = p->threads == 0 && j->state == WEFT__JOB_QUEUED;
-	if (alone) {
-		weft__job **q = &p->head;
-		weft__job *prev = NULL;
-		while (*q != j) {
-			prev = *q;
-			q = &(*q)->next;
+	weft__job *stranded = NULL;
+	if (p->threads == 0) {
+		stranded = p->head;
+		p->head = p->tail = NULL;
+		for (weft__job *x = stranded; x; x = x->next) {
+			x->state = WEFT__JOB_RUNNING;
+			p->jobs++;
 		}
-		*q = j->next;
-		if (p->tail == j)
-			p->tail = prev;
 	}
 	weft__lock_release(&p->lock);
-	return alone ? WEFT_EAGAIN : 0;
+	while (stranded) {
+		weft__job *next = stranded->next;
+		stranded->run(stranded);
+		stranded->state = WEFT__JOB_DONE;
+		weft__waiter_unpark(&stranded->waiter);
+		stranded = next;
+	}
+	return 0;
 }
 
 void weft__pool_run(weft_rt *rt, weft__job *j, weft__wait_reason why)

@@ -44,13 +44,15 @@ typedef struct weft__job {
 } weft__job;
 
 /* Queues j on rt's pool (creating the pool or a thread as needed) and
- * returns 0: j's waiter is unparked once j->run returned. WEFT_EAGAIN or
- * WEFT_ENOMEM when the pool has no thread and none can be created: j was
- * not queued, and the caller runs it itself. */
+ * returns 0: j's waiter is unparked once j->run returned. When the pool
+ * has no thread and none can be created, the calling thread runs the
+ * queued jobs itself (j among them) before it returns 0. WEFT_ENOMEM when
+ * the pool itself cannot be allocated: j was not queued, and the caller
+ * runs it. */
 WEFT__WARN_UNUSED int weft__pool_submit(weft_rt *rt, weft__job *j);
 
-/* Runs j on rt's pool and parks the calling fiber until it is done; runs j
- * right here when the pool refuses. For callers with no deadline. */
+/* Runs j on rt's pool and parks the calling fiber until it is done (j may
+ * run right here: weft__pool_submit). For callers with no deadline. */
 void weft__pool_run(weft_rt *rt, weft__job *j, weft__wait_reason why);
 
 /* Takes j back if no thread has started it: true, and j's waiter will not
