@@ -203,6 +203,8 @@ static ssize_t file_call_run(file_call *c, int64_t deadline)
 		return sys_result(sys_call(c));
 	weft_rt *rt = weft__tls.rt;
 	if (rt->io_uring) {
+		/* The ring of the worker the fiber runs on now (f->home: a fiber
+		 * that moves between workers must have it follow). */
 		weft__ring *r = weft__ring_of(f->home);
 		if (r) {
 			ssize_t n = ring_call(r, c, deadline);
