@@ -1,10 +1,11 @@
 /* weft/io.h's file calls and weft_blocking's pool, under every model.
  *
- * Each file case runs three times: with io_uring as the kernel allows it
- * (auto), with io_uring_setup made to fail at start-up (the fallback: the
- * blocking pool after a RWF_NOWAIT try), and with that try skipped too, so
- * that every call is handed to a pool thread. On threads and spawn the
- * three are the same plain system calls. */
+ * Each file case runs four times: as a program runs (a RWF_NOWAIT try,
+ * then io_uring as the kernel allows it), with io_uring_setup made to
+ * fail at start-up (the fallback: the try, then the blocking pool), and
+ * each of the two with the try skipped, so that every call goes to the
+ * pool, or to the ring. On threads and spawn the four are the same plain
+ * system calls. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -18,14 +19,15 @@
 #include "io/uring.h"
 #include <weft/io.h>
 
-enum { VARIANTS = 3 };
+enum { VARIANTS = 4, ALL_POOL = 2, ALL_RING = 3 };
 static const char *const variant_names[VARIANTS] = {"io_uring allowed", "io_uring refused",
-                                                    "io_uring refused, no RWF_NOWAIT try"};
+                                                    "io_uring refused, no RWF_NOWAIT try",
+                                                    "io_uring allowed, no RWF_NOWAIT try"};
 
 static void set_variant(int v)
 {
-	weft__fault_uring_setup(v == 0 ? 0 : EPERM);
-	weft__fault_file_nowait(v == 2);
+	weft__fault_uring_setup(v == 1 || v == ALL_POOL ? EPERM : 0);
+	weft__fault_file_nowait(v == ALL_POOL || v == ALL_RING);
 }
 
 static void reset_hooks(void)
@@ -166,7 +168,7 @@ static void read_write(int tasks)
 				fail_msg("%s: byte %zu not what weft_pwrite wrote",
 				         variant_names[v], i);
 		free(all);
-		if (v == 2 && wt_fiber_model() && ps.jobs == 0)
+		if (v == ALL_POOL && wt_fiber_model() && ps.jobs == 0)
 			fail_msg("no file call went to the blocking pool");
 		free(t);
 		free(r);
@@ -393,7 +395,7 @@ static void cancel_until_done(int fd, late *l)
  * true) ends the read while it is queued. */
 static void queued_read(bool cancel)
 {
-	set_variant(2);
+	set_variant(ALL_POOL);
 	weft__pool_testing_limits(0, 1);
 	int fd = temp_file(4096);
 	assert_int_equal(pipe(hold_pipe), 0);
@@ -424,13 +426,13 @@ static void queued_read(bool cancel)
 }
 
 /* A read that waits for the kernel: io_uring reads a pipe at offset 0 (it
- * ignores the offset of a stream), which has no data until the test
- * writes some. Its deadline or a cancel ends it; the call returns only
+ * ignores the offset of a stream; the RWF_NOWAIT try, which would say
+ * ESPIPE, is skipped), which has no data until the test writes some. Its deadline or a cancel ends it; the call returns only
  * after the kernel let go of the buffer, which then stays untouched when
  * the data comes. */
 static void ring_read(bool cancel)
 {
-	set_variant(0);
+	set_variant(ALL_RING);
 	int p[2];
 	assert_int_equal(pipe(p), 0);
 	weft_rt *rt = create();
@@ -458,7 +460,7 @@ static void ring_read(bool cancel)
  * through it (data first: no wait). */
 static bool ring_usable(void)
 {
-	set_variant(0);
+	set_variant(ALL_RING);
 	if (!wt_fiber_model() || !weft__ring_probe(NULL))
 		return false;
 	int p[2];
@@ -561,7 +563,7 @@ static void fork_rings(void)
 	if (wt.model == WEFT_MODEL_SPAWN)
 		WT_SKIP("TSan reports the parent's ended task threads as leaked in the child");
 #endif
-	for (int v = 0; v < 2; v++) {
+	for (int v = 0; v < VARIANTS; v++) {
 		set_variant(v);
 		fork_fd = temp_file(FILE_BYTES);
 		weft_rt *rt = create();

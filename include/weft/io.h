@@ -21,9 +21,11 @@ extern "C" {
 
 /** weft_pread reads up to len bytes of fd at offset off into buf, as
  * pread(2) does (a short count at the end of the file; 0 at or past it).
- * On a fiber model the fiber parks and its worker runs others while the
- * kernel reads: through io_uring where the kernel allows it (WEFT_IO), else
- * on weft's blocking pool after a try that the page cache answers at once.
+ * On a fiber model a read the page cache holds is made right away (a
+ * RWF_NOWAIT try, not for O_DIRECT files); one that must wait for the
+ * device parks the fiber, and its worker runs others, while io_uring reads
+ * (where the kernel allows it: WEFT_IO) or a thread of weft's blocking
+ * pool does.
  * On kernel-thread workers and plain threads it is pread(2). A deadline
  * that has passed on entry tries once with RWF_NOWAIT: WEFT_ETIMEDOUT if the
  * data is not in the page cache. A later deadline cancels a read still
@@ -34,9 +36,7 @@ extern "C" {
  * weft_fd_cancel(fd) stopped it; WEFT_EINVAL for fd < 0, off < 0 or a NULL
  * buf with len > 0; WEFT_ESYSTEM with errno (EBADF, EISDIR, ESPIPE, EIO,
  * ...) for the system's refusal. For regular files and block devices: a
- * pipe or socket gives ESPIPE as pread(2) does, except through io_uring,
- * which reads it at its current position (use the stream calls for
- * those). */
+ * pipe or socket gives ESPIPE, as pread(2) does. */
 WEFT_EXTERN ssize_t weft_pread(int fd, void *buf, size_t len, off_t off, int64_t deadline);
 
 /** weft_pwrite writes up to len bytes of buf to fd at offset off, as
