@@ -38,6 +38,10 @@ typedef struct file_call {
 } file_call;
 
 static _Atomic bool nowait_off; /* tests: every call that may hand off does */
+/* weft__file_cancel calls so far: a ring request that ends in EINTR was
+ * interrupted by a cancel (an io-wq worker's blocking read) if this moved
+ * meanwhile, and is retried otherwise. */
+static _Atomic unsigned cancels;
 
 void weft__fault_file_nowait(bool off)
 {
@@ -156,9 +160,12 @@ static ssize_t ring_call(weft__ring *r, const file_call *c, int64_t deadline)
 	off_t off = c->op == OP_OPEN ? (off_t)((int)c->off | O_CLOEXEC) : c->off;
 	for (;;) {
 		int err = 0;
+		unsigned seen = atomic_load_explicit(&cancels, memory_order_relaxed);
 		int64_t n = weft__ring_rw(r, ops[c->op], c->fd, c->buf, len, off, deadline, &err);
 		if (n != WEFT_ESYSTEM)
 			return (ssize_t)n; /* a result, WEFT__RING_FULL, or timed out, cancelled */
+		if (err == EINTR && atomic_load(&cancels) != seen)
+			return WEFT_ECANCELED;
 		if (err == EINTR)
 			continue;
 		errno = err;
@@ -301,6 +308,7 @@ int weft__file_cancel(int fd)
 {
 	if (fd < 0)
 		return 0;
+	atomic_fetch_add(&cancels, 1);
 	return weft__pool_cancel_fd(fd, cancel_job) + weft__ring_cancel_fd(fd);
 }
 
