@@ -159,7 +159,14 @@ static void read_write(int tasks)
 		wt_check_async();
 		weft__pool_stats ps;
 		weft__pool_get_stats(rt, &ps);
+		int rings;
+		uint64_t requests, parked;
+		weft__ring_stats(rt, &rings, &requests, &parked);
 		assert_rc(0, weft_rt_destroy(rt));
+		if (v == ALL_RING && wt_fiber_model() && weft__ring_probe(NULL) &&
+		    (rings < 1 || requests < (uint64_t)tasks * READS))
+			fail_msg("%s: %d rings took %llu requests", variant_names[v], rings,
+			         (unsigned long long)requests);
 		uint8_t *all = malloc((size_t)tasks * 4096);
 		assert_non_null(all);
 		assert_int_equal(pread(fd, all, (size_t)tasks * 4096, 0), (ssize_t)tasks * 4096);
@@ -430,21 +437,41 @@ static void queued_read(bool cancel)
  * ESPIPE, is skipped), which has no data until the test writes some. Its deadline or a cancel ends it; the call returns only
  * after the kernel let go of the buffer, which then stays untouched when
  * the data comes. */
+static _Atomic int ticks;
+
+/* Ticks every millisecond until l's read returned. */
+static void ticker(void *arg)
+{
+	late *l = arg;
+	while (!is_done(l)) {
+		atomic_fetch_add(&ticks, 1);
+		WT_CHECK_RC(0, weft_sleep_ns(1000000));
+	}
+}
+
 static void ring_read(bool cancel)
 {
 	set_variant(ALL_RING);
 	int p[2];
 	assert_int_equal(pipe(p), 0);
+	atomic_store(&ticks, 0);
 	weft_rt *rt = create();
 	late l = {.fd = p[0], .timeout = cancel ? INT64_MAX : 20 * 1000000LL};
 	memset(l.buf, 0x5a, sizeof(l.buf));
-	weft_task t;
+	weft_task t, tick;
 	assert_rc(0, weft_task_init(&t, late_task, &l));
 	assert_rc(0, weft_post(rt, &t));
+	/* On the same worker (fibers: there is one): it runs while the read
+	 * waits, which a read that blocked its worker would not let it. */
+	assert_rc(0, weft_task_init(&tick, ticker, &l));
+	assert_rc(0, weft_post(rt, &tick));
 	if (cancel)
 		cancel_until_done(p[0], &l);
 	assert_true(wt_poll(is_done, &l));
 	assert_int_equal(l.rc, cancel ? WEFT_ECANCELED : WEFT_ETIMEDOUT);
+	if (wt.model == WEFT_MODEL_FIBERS && atomic_load(&ticks) < 3)
+		fail_msg("the worker ran nothing else while the read waited (%d ticks)",
+		         atomic_load(&ticks));
 	assert_int_equal(write(p[1], "abc", 3), 3);
 	wt_sleep_ms(20);
 	for (size_t i = 0; i < sizeof(l.buf); i++)

@@ -293,13 +293,21 @@ void weft__io_print_stats(weft_rt *rt, FILE *out)
 		         rt->io_want == WEFT__IO_EPOLL ? "WEFT_IO=epoll"
 		         : rt->io_refused              ? strerror(rt->io_refused)
 		                                       : "io_uring refused");
+	char ring[96] = "";
+	if (rt->io_uring) {
+		int n;
+		uint64_t requests, parked;
+		weft__ring_stats(rt, &n, &requests, &parked);
+		snprintf(ring, sizeof(ring), " (%d rings, %llu requests, %llu waited for)", n,
+		         (unsigned long long)requests, (unsigned long long)parked);
+	}
 	fprintf(out,
-	        "weft: files %s%s, WEFT_IO=%s; blocking pool: %d threads (peak %d, at most %d), "
+	        "weft: files %s%s%s, WEFT_IO=%s; blocking pool: %d threads (peak %d, at most %d), "
 	        "%llu jobs, %llu threads created, %llu retired\n",
 	        !fibers        ? "by plain system calls on the workers"
-	        : rt->io_uring ? "on io_uring (a ring per worker)"
+	        : rt->io_uring ? "on io_uring"
 	                       : "on the blocking pool",
-	        why, want_names[rt->io_want], p.threads, p.peak, WEFT__POOL_MAX,
+	        ring, why, want_names[rt->io_want], p.threads, p.peak, WEFT__POOL_MAX,
 	        (unsigned long long)p.jobs, (unsigned long long)p.created,
 	        (unsigned long long)p.retired);
 }

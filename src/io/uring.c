@@ -205,6 +205,21 @@ void weft__ring_destroy(weft__fworker *w)
 	weft__free(r, sizeof(*r));
 }
 
+void weft__ring_stats(const weft_rt *rt, int *count, uint64_t *requests, uint64_t *parked)
+{
+	*count = 0;
+	*requests = *parked = 0;
+	pthread_mutex_lock(&registry_lock);
+	for (weft__ring *r = rings; r; r = r->next) {
+		if (r->w->rt != rt)
+			continue;
+		++*count;
+		*requests += atomic_load_explicit(&r->requests, memory_order_relaxed);
+		*parked += atomic_load_explicit(&r->parked, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
 int weft__ring_count(void)
 {
 	pthread_mutex_lock(&registry_lock);
@@ -321,6 +336,7 @@ int64_t weft__ring_rw(weft__ring *r, weft__ring_op op, int fd, void *buf, size_t
 		t->timeout_flags = IORING_TIMEOUT_ABS;
 	}
 	r->inflight++;
+	atomic_store_explicit(&r->requests, r->requests + 1, memory_order_relaxed);
 	submit(r);
 	weft__lock_release(&r->lock);
 	weft__ring_reap(r); /* the page cache answers inside the enter */
@@ -337,8 +353,10 @@ int64_t weft__ring_rw(weft__ring *r, weft__ring_op op, int fd, void *buf, size_t
 			}
 		}
 	}
-	if (atomic_fetch_sub(&q.refs, 1) != 1)
+	if (atomic_fetch_sub(&q.refs, 1) != 1) {
+		atomic_store_explicit(&r->parked, r->parked + 1, memory_order_relaxed);
 		weft__waiter_park_for(&q.waiter, WEFT__WAIT_FD);
+	}
 	weft__tls.nopreempt--;
 	if (timed && q.tres == -ETIME && (q.res == -ECANCELED || q.res == -EINTR))
 		return WEFT_ETIMEDOUT;

@@ -48,6 +48,9 @@ typedef struct weft__ring {
 	void *sq_map, *cq_map;
 	size_t sq_len, cq_len, sqes_len;
 	struct weft__ring *next; /* the registry (cancel, fork) */
+	/* Statistics (the owner writes, weft__ring_stats reads): requests
+	 * submitted, and those the fiber parked for. */
+	_Atomic uint64_t requests, parked;
 } weft__ring;
 
 /* A worker whose ring could not be made points here (inflight 0). */
@@ -106,5 +109,8 @@ void weft__ring_fork_child(void);
 
 /* How many rings exist now (statistics). */
 int weft__ring_count(void);
+
+/* rt's rings: how many, requests submitted, requests a fiber parked for. */
+void weft__ring_stats(const weft_rt *rt, int *count, uint64_t *requests, uint64_t *parked);
 
 #endif
