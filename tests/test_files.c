@@ -784,6 +784,45 @@ static void blocking_pool(void)
 	reset_hooks();
 }
 
+/* WEFT_BLOCKING_THREADS=2 holds the pool to 2 threads (64 tasks calling
+ * at once: never more than 2 calls run, and the statistics say 2); a bad
+ * value is refused at create. */
+static void blocking_env(void)
+{
+	setenv("WEFT_BLOCKING_THREADS", "2", 1);
+	weft_rt *rt = create();
+	unsetenv("WEFT_BLOCKING_THREADS");
+	enum { TASKS = 64 };
+	weft_task t[TASKS];
+	atomic_store(&in_call_max, 0);
+	atomic_store(&calls_done, 0);
+	for (int i = 0; i < TASKS; i++) {
+		assert_rc(0, weft_task_init(&t[i], calls_task, NULL));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	assert_rc(0, weft_wait_all(rt));
+	wt_check_async();
+	assert_int_equal(atomic_load(&calls_done), TASKS * 3);
+	weft__pool_stats s;
+	weft__pool_get_stats(rt, &s);
+	if (wt_fiber_model()) {
+		assert_true(atomic_load(&in_call_max) <= 2);
+		assert_true(s.peak <= 2 && s.max == 2);
+		assert_non_null(strstr(stats_line(rt), "at most 2)"));
+	}
+	assert_rc(0, weft_rt_destroy(rt));
+	setenv("WEFT_BLOCKING_THREADS", "0", 1);
+	weft_config cfg;
+	wt_config(&cfg);
+	weft_rt *bad = NULL;
+	wt_capture_begin();
+	int rc = weft_rt_create(&bad, &cfg);
+	const char *said = wt_capture_end();
+	unsetenv("WEFT_BLOCKING_THREADS");
+	assert_rc(WEFT_EINVAL, rc);
+	assert_non_null(strstr(said, "WEFT_BLOCKING_THREADS"));
+}
+
 /* The pool cannot create a thread: the call runs on the caller's thread
  * (it blocks the worker, as before the pool), and a later call, when
  * threads can be created again, goes to the pool. */
@@ -810,4 +849,4 @@ static void blocking_no_thread(void)
 
 WT_CASES(WT_CASE(read_write_32), WT_CASE(read_write_128), WT_CASE(direct), WT_CASE(errors),
          WT_CASE(deadline), WT_CASE(cancel), WT_CASE(fork_rings), WT_CASE(uring_refused),
-         WT_CASE(blocking_pool), WT_CASE(blocking_no_thread));
+         WT_CASE(blocking_pool), WT_CASE(blocking_env), WT_CASE(blocking_no_thread));

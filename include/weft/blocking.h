@@ -35,7 +35,8 @@ WEFT_EXTERN int weft_wait_fd(int fd, short events, int64_t timeout_ns);
  * (a library doing its own blocking I/O), so that it does not stall other
  * work: on a fiber it runs on a thread of the runtime's blocking pool while
  * the fiber parks (one hand-off each way; the pool grows on demand up to 64
- * threads, retires a thread idle for 10 s, and is ended by weft_rt_destroy:
+ * threads, WEFT_BLOCKING_THREADS, beyond which calls wait in order; it
+ * retires a thread idle for 10 s and is ended by weft_rt_destroy:
  * docs/io.md), so there weft_worker_index() is -1; when the pool has no
  * thread and cannot create one, fn runs on the caller's worker. On any
  * other thread it runs directly. Returns 0, or WEFT_EINVAL for a NULL fn. */

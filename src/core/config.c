@@ -14,6 +14,7 @@
 
 #include "core/internal.h"
 #include "io/files.h"
+#include "io/pool.h"
 
 static const char *const model_names[] = {
         [WEFT_MODEL_THREADS] = "threads",
@@ -534,6 +535,11 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	if ((rc = env_name("WEFT_IO", io_names, WEFT__IO_WANT_COUNT_, &io)) != 0)
 		return rc;
 	rt->io_want = io;
+	long blocking = WEFT__POOL_MAX;
+	if ((rc = env_long("WEFT_BLOCKING_THREADS", 1, 4096, "integers from 1 to 4096", &blocking,
+	                   NULL)) != 0)
+		return rc;
+	rt->blocking_max = (int)blocking;
 
 	const char *fsroot = env("WEFT_TEST_FSROOT");
 	cgroup_limit limit;

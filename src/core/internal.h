@@ -330,6 +330,7 @@ struct weft_rt {
 	 * io_uring, the errno its probe failed with, and the blocking pool
 	 * (made by the first call that needs it; io/pool.c). */
 	int io_want;
+	int blocking_max; /* WEFT_BLOCKING_THREADS: the pool's most threads */
 	bool io_uring;
 	int io_refused;
 	struct weft__pool *_Atomic pool;

@@ -307,9 +307,9 @@ void weft__io_print_stats(weft_rt *rt, FILE *out)
 	        !fibers        ? "by plain system calls on the workers"
 	        : rt->io_uring ? "on io_uring"
 	                       : "on the blocking pool",
-	        ring, why, want_names[rt->io_want], p.threads, p.peak, WEFT__POOL_MAX,
-	        (unsigned long long)p.jobs, (unsigned long long)p.created,
-	        (unsigned long long)p.retired);
+	        ring, why, want_names[rt->io_want], p.threads, p.peak,
+	        p.max ? p.max : rt->blocking_max, (unsigned long long)p.jobs,
+	        (unsigned long long)p.created, (unsigned long long)p.retired);
 }
 
 int weft__file_cancel(int fd)

@@ -71,7 +71,7 @@ static weft__pool *get_pool(weft_rt *rt)
 		int64_t idle = atomic_load(&testing_idle_ns);
 		int max = atomic_load(&testing_max);
 		p->idle_ns = idle > 0 ? idle : WEFT__POOL_IDLE_NS;
-		p->max = max > 0 ? max : WEFT__POOL_MAX;
+		p->max = max > 0 ? max : rt->blocking_max > 0 ? rt->blocking_max : WEFT__POOL_MAX;
 		p->next = pools;
 		pools = p;
 		atomic_store_explicit(&rt->pool, p, memory_order_release);
@@ -365,6 +365,7 @@ void weft__pool_get_stats(weft_rt *rt, weft__pool_stats *s)
 		return;
 	weft__lock_acquire(&p->lock);
 	s->threads = p->threads;
+	s->max = p->max;
 	s->peak = p->peak;
 	s->jobs = p->jobs;
 	s->created = p->created;

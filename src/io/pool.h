@@ -6,8 +6,8 @@
  * idle thread directly (each thread sleeps on a futex word of its own, so a
  * wake-up wakes exactly the one that gets the job); the thread runs it and
  * unparks the caller's waiter. The pool starts with no thread, creates one
- * when a job finds every thread busy, up to WEFT__POOL_MAX threads, after
- * which jobs queue in FIFO order. A thread idle for WEFT__POOL_IDLE_NS ends
+ * when a job finds every thread busy, up to WEFT__POOL_MAX threads
+ * (WEFT_BLOCKING_THREADS), after which jobs queue in FIFO order. A thread idle for WEFT__POOL_IDLE_NS ends
  * (the most recently idle thread takes the next job, so the others are the
  * ones that age out); it is joined by the next job that creates a thread,
  * or by weft_rt_destroy, which ends and joins every thread. Nothing runs in
@@ -24,7 +24,7 @@
 
 typedef struct weft__pool weft__pool;
 
-#define WEFT__POOL_MAX     64                  /* threads per runtime */
+#define WEFT__POOL_MAX     64 /* threads per runtime unless WEFT_BLOCKING_THREADS says */
 #define WEFT__POOL_IDLE_NS (10 * 1000000000LL) /* an idle thread ends after this */
 
 typedef enum weft__job_state {
@@ -69,7 +69,7 @@ void weft__pool_destroy(weft_rt *rt);
 
 /* For the statistics: threads now, the most at once, jobs run. */
 typedef struct weft__pool_stats {
-	int threads, peak;
+	int threads, peak, max;
 	uint64_t jobs, created, retired;
 } weft__pool_stats;
 void weft__pool_get_stats(weft_rt *rt, weft__pool_stats *s);
