@@ -36,7 +36,7 @@
 JOBS         ?= 2
 TEST_PRESETS ?= release asan tsan aarch64
 BUILD        ?= build/release
-BENCHES      ?= post_throughput fiber_switch fork_join chan_pipeline algo_sort
+BENCHES      ?= post_throughput fiber_switch fork_join chan_pipeline algo_sort blocking_pool io/file_read
 
 .PHONY: all demo test bench docs docs-check deps format check-format clean install package
 

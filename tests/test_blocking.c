@@ -188,8 +188,8 @@ static void add_one(void *arg)
 	(*(int *)arg)++;
 }
 
-/* weft_blocking from a task: under a fiber model the call runs on a helper
- * thread (weft_worker_index() -1 there) while the fiber parks and its
+/* weft_blocking from a task: under a fiber model the call runs on a thread
+ * of the runtime's blocking pool (weft_worker_index() -1 there) while the fiber parks and its
  * worker runs others (the ticker advances during the call); elsewhere it
  * runs directly on the caller's thread, and the ticker advances only if it
  * has a worker of its own. The ticker ticks until the call is over. */

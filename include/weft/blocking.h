@@ -33,10 +33,13 @@ WEFT_EXTERN int weft_wait_fd(int fd, short events, int64_t timeout_ns);
 
 /** weft_blocking runs fn(arg), a call that may block its thread for long
  * (a library doing its own blocking I/O), so that it does not stall other
- * work: on a fiber it runs on a helper thread (created for the call and
- * joined after it) while the fiber parks, so there weft_worker_index() is
- * -1; on any other thread it runs directly. Returns 0, or WEFT_EINVAL for a
- * NULL fn. */
+ * work: on a fiber it runs on a thread of the runtime's blocking pool while
+ * the fiber parks (one hand-off each way; the pool grows on demand up to 64
+ * threads, WEFT_BLOCKING_THREADS, beyond which calls wait in order; it
+ * retires a thread idle for 10 s and is ended by weft_rt_destroy:
+ * docs/io.md), so there weft_worker_index() is -1; when the pool has no
+ * thread and cannot create one, fn runs on the caller's worker. On any
+ * other thread it runs directly. Returns 0, or WEFT_EINVAL for a NULL fn. */
 WEFT_EXTERN int weft_blocking(void (*fn)(void *arg), void *arg);
 
 #ifdef __cplusplus

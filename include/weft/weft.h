@@ -56,6 +56,8 @@
  * - periodic.h: weft_post_every (a task run every period);
  * - local.h: task-local storage (weft_tls_key_create, weft_tls_get);
  * - blocking.h: weft_yield, weft_sleep_ns, weft_wait_fd, weft_blocking;
+ * - io.h: file calls with deadlines (weft_pread, weft_pwrite, weft_fsync,
+ *   weft_openat);
  * - config.h: weft_config and the enums behind WEFT_MODEL, WEFT_POLICY,
  *   WEFT_PIN, WEFT_PREEMPT;
  * - stats.h: weft_stats_get, weft_stats_print, latency histograms, the
@@ -81,6 +83,7 @@
 #include "config.h"
 #include "error.h"
 #include "export.h"
+#include "io.h"
 #include "local.h"
 #include "log.h"
 #include "parallel.h"

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "io/files.h"
+#include "io/pool.h"
 
 static const char *const model_names[] = {
         [WEFT_MODEL_THREADS] = "threads",
@@ -533,6 +535,18 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	const char *trace = env("WEFT_TRACE");
 	if (trace)
 		cfg.trace_path = trace;
+	/* WEFT_IO: the fiber models' file backend (io/files.h); no field of
+	 * weft_config, the environment only. */
+	static const char *const io_names[] = {"auto", "uring", "epoll"};
+	int io = WEFT__IO_AUTO;
+	if ((rc = env_name("WEFT_IO", io_names, WEFT__IO_WANT_COUNT_, &io)) != 0)
+		return rc;
+	rt->io_want = io;
+	long blocking = WEFT__POOL_MAX;
+	if ((rc = env_long("WEFT_BLOCKING_THREADS", 1, 4096, "integers from 1 to 4096", &blocking,
+	                   NULL)) != 0)
+		return rc;
+	rt->blocking_max = (int)blocking;
 
 	const char *fsroot = env("WEFT_TEST_FSROOT");
 	cgroup_limit limit;

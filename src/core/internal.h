@@ -366,6 +366,16 @@ struct weft_rt {
 	/* weft_post_wait sleepers: room_seq changes when room appears. */
 	WEFT__ALIGNED _Atomic uint32_t room_seq;
 	_Atomic int room_waiters;
+
+	/* Files and weft_blocking (src/io/files.h): WEFT_IO as read at create
+	 * (a weft__io_want), whether the fiber workers' file calls use
+	 * io_uring, the errno its probe failed with, and the blocking pool
+	 * (made by the first call that needs it; io/pool.c). */
+	int io_want;
+	int blocking_max; /* WEFT_BLOCKING_THREADS: the pool's most threads */
+	bool io_uring;
+	int io_refused;
+	struct weft__pool *_Atomic pool;
 };
 
 /* The CPUs rt may use: its affinity mask, or a lower cgroup limit (its

@@ -14,6 +14,8 @@
 #include "core/observe.h"
 #include "core/standin.h"
 #include "core/testing.h"
+#include "io/files.h"
+#include "io/pool.h"
 #include "obs/probes.h"
 
 _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec"))) = {.index = -1};
@@ -75,10 +77,12 @@ static void before_fork(void)
 	weft__deferred_fork_prepare();
 	weft__log_fork_prepare();
 	pthread_mutex_lock(&shells_lock);
+	weft__io_fork_prepare();
 }
 
 static void after_fork_parent(void)
 {
+	weft__io_fork_parent();
 	pthread_mutex_unlock(&shells_lock);
 	weft__log_fork_done();
 	weft__deferred_fork_done();
@@ -86,6 +90,7 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+	weft__io_fork_child(); /* the parent's rings unmapped, its pools forgotten */
 	pthread_mutex_unlock(&shells_lock);
 	weft__log_fork_done();
 	weft__deferred_fork_done();
@@ -215,6 +220,8 @@ int weft_rt_create(weft_rt **out, const weft_config *cfg)
 		rc = weft__config_model(rt); /* its configure, and what it changed */
 	}
 	if (rc == 0)
+		weft__io_choose(rt);
+	if (rc == 0)
 		rc = weft__observe_create(rt);
 	if (rc == 0) {
 		rt->magic = WEFT__RT_MAGIC;
@@ -297,6 +304,7 @@ int weft_rt_destroy_ex(weft_rt *rt, weft_destroy_mode mode, size_t *discarded)
 		*discarded = (size_t)s.cancelled;
 	if (rt->cfg.stats)
 		weft_stats_print(rt, stderr);
+	weft__pool_destroy(rt); /* no task is left to use it */
 	/* Calls from outside still inside (wait_all, statistics, post_wait
 	 * sleepers) leave before the model is freed; later ones are refused. */
 	atomic_store(&rt->closing, WEFT__RELEASING);

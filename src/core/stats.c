@@ -4,6 +4,7 @@
 
 #include "core/internal.h"
 #include "core/observe.h"
+#include "io/files.h"
 
 static void sum(weft_rt *rt, weft_stats *out);
 
@@ -125,6 +126,7 @@ static void print(weft_rt *rt, FILE *out)
 		        (unsigned long long)s.standins);
 	if (rt->model->print_stats)
 		rt->model->print_stats(&s, out);
+	weft__io_print_stats(rt, out);
 	if (rt->model->print_workers)
 		rt->model->print_workers(rt, out);
 	for (int i = 0; i < rt->cfg.workers; i++) {

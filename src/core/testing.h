@@ -4,6 +4,7 @@
 #define WEFT_SRC_CORE_TESTING_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* weft__fault_thread_create makes the nth thread creation from now (1 = the
  * next one) fail as if the system refused it; 0 disarms. Counts creations by
@@ -18,6 +19,26 @@ void weft__fault_timer_create(long nth, int err);
  * kernel without epoll_pwait2 (a timerfd carries the timeout) when on is
  * true; false probes the kernel again. */
 void weft__fault_no_pwait2(bool on);
+
+/* weft__fault_uring_setup makes io_uring_setup fail with errno err (0:
+ * the kernel decides again) for the probe at weft_rt_create and for rings
+ * made from now on: the fallback to the blocking pool runs in the suite. */
+void weft__fault_uring_setup(int err);
+
+/* weft__fault_file_nowait(true) skips the RWF_NOWAIT try of the file
+ * calls on fibers, so that every call on the blocking pool is handed to
+ * a pool thread (the page cache would answer most of them); false
+ * restores it. */
+void weft__fault_file_nowait(bool off);
+
+/* weft__pool_testing_limits sets the idle time after which a blocking
+ * pool thread ends and the most threads a pool may have, for pools made
+ * from now on (0: the defaults, 10 s and 64). */
+void weft__pool_testing_limits(int64_t idle_ns, int max_threads);
+
+/* weft__file_cancel(fd) stops the file calls in flight on fd (io/files.h);
+ * weft_fd_cancel will call it. */
+int weft__file_cancel(int fd);
 
 /* weft__live_allocations returns how many blocks weft has allocated and not
  * yet freed, over all runtimes. */

@@ -27,6 +27,7 @@
 #include "core/observe.h"
 #include "core/spin.h"
 #include "fiber/engine.h"
+#include "io/uring.h"
 #include "obs/probes.h"
 
 #if defined(__has_feature)
@@ -235,6 +236,7 @@ static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
 		w->ops->ready(w, t, WEFT__READY_ARRIVED);
 		t = next;
 	}
+	weft__ring_poll(w->ring); /* file completions: their fibers wake */
 	weft__fworker_expire_timers(w);
 	maybe_boost(w);
 	weft_task *t = w->ops->next(w);
@@ -818,6 +820,7 @@ void weft__fworker_release(weft__fworker *w)
 {
 	if (!w->poller_ok)
 		return;
+	weft__ring_destroy(w);
 	weft__stack_pool_destroy(&w->stacks);
 	weft__poller_destroy(&w->poller);
 	w->poller_ok = false;

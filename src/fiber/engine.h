@@ -147,6 +147,9 @@ struct weft__fworker {
 	weft__poller poller;
 	bool poller_ok;
 	int fd_waits; /* wait_fd in progress: real events may still come */
+	/* The worker's io_uring for file calls (io/uring.h), made on first
+	 * use; reaped between tasks and when its eventfd fires. */
+	struct weft__ring *ring;
 	bool virtual_time;
 	bool tracing; /* rt->trace != NULL */
 	int64_t vnow;

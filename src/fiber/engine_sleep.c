@@ -16,6 +16,7 @@
 #include "core/observe.h"
 #include "core/spin.h"
 #include "fiber/engine.h"
+#include "io/uring.h"
 
 /* weft__fworker.sleeping: how the worker sleeps, so a waker knows how to
  * wake it. */
@@ -36,6 +37,10 @@ bool weft__fworker_progress_came(void *ctx)
 static void fd_ready(void *token, short revents, void *ctx)
 {
 	weft__fworker *w = ctx;
+	if (token == (void *)w->ring) { /* the ring's eventfd (io/uring.h) */
+		weft__ring_event(w->ring);
+		return;
+	}
 	weft__fiber *f = token;
 	weft__timers_remove(&w->timers, &f->timer);
 	f->wait_result = revents;

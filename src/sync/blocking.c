@@ -10,6 +10,7 @@
 #include "core/internal.h"
 #include "core/standin.h"
 #include "fiber/engine.h"
+#include "io/pool.h"
 #include "sync/waiter.h"
 #include <weft/blocking.h>
 
@@ -96,35 +97,29 @@ int weft_wait_fd(int fd, short events, int64_t timeout_ns)
 	return rc;
 }
 
-/* On a fiber, the call runs on a helper thread while the fiber parks; the
- * fiber joins the helper when it wakes, so no thread outlives the call. */
+/* On a fiber, the call runs on the runtime's blocking pool (io/pool.h)
+ * while the fiber parks: one hand-off each way, no thread per call. */
 typedef struct blocking_call {
+	weft__job job;
 	void (*fn)(void *arg);
 	void *arg;
-	weft__waiter waiter;
 } blocking_call;
 
-static void *blocking_main(void *p)
+static void blocking_run(weft__job *j)
 {
-	blocking_call *c = p;
+	blocking_call *c = (blocking_call *)(void *)j;
 	c->fn(c->arg);
-	weft__waiter_unpark(&c->waiter); /* c is gone once the fiber resumes */
-	return NULL;
 }
 
 int weft_blocking(void (*fn)(void *arg), void *arg)
 {
 	if (!fn)
 		return WEFT_EINVAL;
-	blocking_call c = {.fn = fn, .arg = arg};
-	weft__waiter_init(&c.waiter, NULL);
-	pthread_t helper;
-	if (!c.waiter.fiber ||
-	    weft__thread_create(&helper, blocking_main, &c, "blocking", false) != 0) {
-		fn(arg); /* a kernel thread, or no helper to be had: block here */
+	if (!weft__tls.fiber || !weft__tls.rt) {
+		fn(arg); /* a kernel thread: block here */
 		return 0;
 	}
-	weft__waiter_park_for(&c.waiter, WEFT__WAIT_BLOCKING);
-	pthread_join(helper, NULL);
+	blocking_call c = {.job = {.run = blocking_run, .fd = -1}, .fn = fn, .arg = arg};
+	weft__pool_run(weft__tls.rt, &c.job, WEFT__WAIT_BLOCKING); /* runs it here if refused */
 	return 0;
 }
