@@ -37,7 +37,8 @@ extern "C" {
 	X(ECANCELED, -9, "the task was cancelled before it ran")                  \
 	X(ETIMEDOUT, -10, "timed out")                                            \
 	X(ECLOSED, -11, "the channel is closed")                                  \
-	X(EMFILE, -12, "too many open files (the descriptor limit, ulimit -n)")
+	X(EMFILE, -12, "too many open files (the descriptor limit, ulimit -n)")   \
+	X(ESYSTEM, -13, "a system call failed; errno says why")
 
 /** The error codes, from WEFT_ERRNO_MAP: WEFT_OK (0, success), WEFT_EINVAL
  * (-1, invalid argument or misuse of the API), WEFT_ENOMEM (-2, out of
@@ -48,7 +49,8 @@ extern "C" {
  * (-8, the task is already posted and has not finished), WEFT_ECANCELED
  * (-9, the task was cancelled before it ran), WEFT_ETIMEDOUT (-10, timed
  * out), WEFT_ECLOSED (-11, the channel is closed), WEFT_EMFILE (-12, too
- * many open files). */
+ * many open files), WEFT_ESYSTEM (-13, a system call failed: errno, left as
+ * the system set it, says why; the I/O calls of weft/io.h). */
 enum weft_errno {
 /** @cond WEFT_PRIVATE */
 #define WEFT__ERRNO_ENUM(name, value, msg) WEFT_##name = (value),

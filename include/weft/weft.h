@@ -50,6 +50,9 @@
  * - parallel.h: weft_fork_join, weft_parallel_for, weft_parallel_reduce;
  * - sync.h: weft_mutex, weft_cond, weft_sem, weft_barrier, weft_chan;
  * - blocking.h: weft_yield, weft_sleep_ns, weft_wait_fd, weft_blocking;
+ * - io.h: sockets and streams with deadlines (weft_read, weft_write,
+ *   weft_accept, weft_connect, ...), weft_wait_fds, weft_fd_cancel,
+ *   weft_close (docs/io.md);
  * - config.h: weft_config and the enums behind WEFT_MODEL, WEFT_POLICY,
  *   WEFT_PIN, WEFT_PREEMPT;
  * - stats.h: weft_stats_get, weft_stats_print, latency histograms, the
@@ -68,6 +71,7 @@
 #include "config.h"
 #include "error.h"
 #include "export.h"
+#include "io.h"
 #include "log.h"
 #include "parallel.h"
 #include "runtime.h"

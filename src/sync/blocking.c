@@ -40,40 +40,7 @@ int weft_sleep_ns(int64_t ns)
 	return 0;
 }
 
-int weft_wait_fd(int fd, short events, int64_t timeout_ns)
-{
-	if (fd < 0 || events == 0)
-		return WEFT_EINVAL;
-	if (weft__tls.fiber) {
-		int rc = weft__fiber_wait_fd(fd, events, timeout_ns);
-		if (rc != WEFT_EINVAL)
-			return rc;
-		/* epoll refuses regular files, which are always ready: poll. */
-	}
-	/* INT64_MAX, like a negative timeout, has no end. */
-	int64_t deadline = timeout_ns < 0 ? INT64_MAX : weft__sat_add(weft__now_ns(), timeout_ns);
-	for (;;) {
-		int ms = -1;
-		if (deadline != INT64_MAX) {
-			int64_t left = weft__ns_left(deadline, weft__now_ns());
-			/* Round up: poll's unit is a millisecond, and waking early
-			 * would report a timeout before it happened. */
-			left = left / 1000000 + (left % 1000000 != 0);
-			ms = left > INT32_MAX ? INT32_MAX : (int)left;
-		}
-		struct pollfd p = {.fd = fd, .events = events};
-		int n = poll(&p, 1, ms);
-		if (n > 0) {
-			if (p.revents & POLLNVAL)
-				return WEFT_EINVAL;
-			return p.revents;
-		}
-		if (n == 0 && deadline != INT64_MAX && weft__now_ns() >= deadline)
-			return WEFT_ETIMEDOUT;
-		if (n < 0 && errno != EINTR)
-			return WEFT_EINVAL;
-	}
-}
+/* weft_wait_fd is in io/fd.c, with the other waits on fds. */
 
 /* On a fiber, the call runs on a helper thread while the fiber parks; the
  * fiber joins the helper when it wakes, so no thread outlives the call. */
