@@ -73,6 +73,10 @@ weft__fd *weft__fd_get(int fd)
 
 int weft__fd_prepare(weft__fd *s, int fd)
 {
+	/* What is learnt belongs to the life it was learnt in: a close
+	 * meanwhile (weft_close from another thread) must not leave it to the
+	 * next file with that number. */
+	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0)
 		return WEFT_ESYSTEM;
@@ -84,11 +88,16 @@ int weft__fd_prepare(weft__fd *s, int fd)
 	socklen_t len = sizeof(type);
 	uint32_t add = WEFT__FD_KNOWN | WEFT__FD_SOCKET;
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
+		if (errno != ENOTSOCK)
+			return WEFT_ESYSTEM;
 		type = SOCK_STREAM;
 		add = WEFT__FD_KNOWN;
 	}
 	add |= type == SOCK_STREAM ? WEFT__FD_STREAM : 0;
-	atomic_fetch_or_explicit(&s->flags, add, memory_order_release);
+	weft__lock_acquire(&s->lock);
+	if (atomic_load_explicit(&s->seq, memory_order_relaxed) == seq)
+		atomic_fetch_or_explicit(&s->flags, add, memory_order_release);
+	weft__lock_release(&s->lock);
 	return 0;
 }
 

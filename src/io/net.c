@@ -74,12 +74,21 @@ static ssize_t call(int fd, const op *o, uint32_t flags)
 	bool sock = flags & WEFT__FD_SOCKET;
 	switch (o->kind) {
 	case OP_READ:
+		/* On a socket, MSG_DONTWAIT: never blocks, even if the flag
+		 * was cleared behind weft's back. */
+		if (sock)
+			return recv(fd, o->buf, o->len, MSG_DONTWAIT);
 		return read(fd, o->buf, o->len);
 	case OP_WRITE:
 		if (sock)
 			return send(fd, o->buf, o->len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		return write_nosigpipe(fd, o);
 	case OP_READV:
+		if (sock) {
+			struct msghdr m = {.msg_iov = (struct iovec *)o->iov,
+			                   .msg_iovlen = (size_t)o->iovcnt};
+			return recvmsg(fd, &m, MSG_DONTWAIT);
+		}
 		return readv(fd, o->iov, o->iovcnt);
 	case OP_WRITEV:
 		if (sock) {
@@ -140,13 +149,18 @@ static ssize_t transfer(int fd, const op *o, int64_t deadline)
 	uint32_t bit = out ? WEFT__WR : WEFT__RD;
 	uint32_t mask = weft__fd_mask(events);
 	bool stream = flags & WEFT__FD_STREAM;
+	bool tried = false;
 	for (;;) {
 		uint32_t seen = atomic_load_explicit(&s->ready, memory_order_acquire);
-		if (fiber && !(seen & mask)) {
+		/* A deadline already past still tries once, whatever the cache
+		 * says (a fiber's cache may be behind a report not yet polled). */
+		if (fiber && !(seen & mask) &&
+		    (tried || deadline == INT64_MAX || deadline > weft__now_ns())) {
 			if ((rc = weft__fd_wait(s, fd, seq, events, deadline)) != 0)
 				return rc;
 			continue;
 		}
+		tried = true;
 		ssize_t n = call(fd, o, flags);
 		if (n >= 0) {
 			if (fiber && stream && (size_t)n < o->want)
@@ -155,6 +169,16 @@ static ssize_t transfer(int fd, const op *o, int64_t deadline)
 		}
 		if (errno == EINTR)
 			continue;
+		if (errno == ENOTSOCK && (flags & WEFT__FD_SOCKET)) {
+			/* Once a socket, now not: the number was closed with
+			 * close(2) and reused. Learn it again. */
+			atomic_store_explicit(&s->flags, 0, memory_order_relaxed);
+			if ((rc = weft__fd_prepare(s, fd)) != 0)
+				return rc;
+			flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
+			stream = flags & WEFT__FD_STREAM;
+			continue;
+		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return WEFT_ESYSTEM;
 		if (fiber) {
