@@ -133,14 +133,14 @@ static void wake_list(weft__iowait *r)
 	}
 }
 
-void weft__fd_renew(weft__fd *s, uint32_t flags)
+void weft__fd_renew(weft__fd *s, uint32_t flags, uint32_t ready)
 {
 	weft__iowait *wake = NULL;
 	weft__lock_acquire(&s->lock);
 	take_all(s, &wake);
 	atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1,
 	                      memory_order_relaxed);
-	atomic_store_explicit(&s->ready, WEFT__RD | WEFT__WR, memory_order_relaxed);
+	atomic_store_explicit(&s->ready, ready, memory_order_relaxed);
 	atomic_store_explicit(&s->flags, flags, memory_order_release);
 	atomic_store_explicit(&s->poller_id, 0, memory_order_relaxed);
 	weft__lock_release(&s->lock);
@@ -623,7 +623,7 @@ int weft_close(int fd)
 		return WEFT_EINVAL;
 	weft__fd *s = weft__fd_find(fd);
 	if (s)
-		weft__fd_renew(s, 0); /* before the number can be reused */
+		weft__fd_renew(s, 0, WEFT__RD | WEFT__WR); /* before the number can be reused */
 	if (close(fd) != 0 && errno != EINTR)
 		return WEFT_ESYSTEM; /* EINTR: Linux has closed it anyway */
 	return 0;

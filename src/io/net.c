@@ -288,8 +288,11 @@ int weft_accept(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags, in
 	if (n < 0)
 		return (int)n;
 	weft__fd *s = weft__fd_get((int)n);
-	if (s) /* a new life for the number: what weft knew of it is stale */
-		weft__fd_renew(s, WEFT__FD_KNOWN | WEFT__FD_STREAM | WEFT__FD_SOCKET);
+	/* A new life for the number: what weft knew of it is stale. A new
+	 * connection has rarely sent anything yet: its first read waits for
+	 * the poller's report (as Tokio's does) rather than hear EAGAIN. */
+	if (s)
+		weft__fd_renew(s, WEFT__FD_KNOWN | WEFT__FD_STREAM | WEFT__FD_SOCKET, WEFT__WR);
 	return (int)n;
 }
 
@@ -300,7 +303,7 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t addrlen, int64_t
 	weft__fd *s = weft__fd_get(fd);
 	if (!s)
 		return WEFT_ENOMEM;
-	weft__fd_renew(s, 0); /* a socket's life starts here */
+	weft__fd_renew(s, 0, WEFT__RD | WEFT__WR); /* a socket's life starts here */
 	int rc = weft__fd_prepare(s, fd);
 	if (rc != 0)
 		return rc;
