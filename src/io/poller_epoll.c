@@ -113,9 +113,14 @@ int weft__poller_init(weft__poller *p)
 		return refused("eventfd", err);
 	}
 	const char *call = "epoll_ctl";
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+	/* Edge-triggered: every write to an eventfd is an edge, reported even
+	 * while its count is not zero, so the count is never read back. A
+	 * wake-up costs its write and nothing on the woken side (the count
+	 * would need 2^64 wake-ups to fill). */
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = NULL};
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev) != 0)
 		goto fail;
+	ev.events = EPOLLIN;
 	if (!use_pwait2(p->epfd)) {
 		call = "timerfd_create";
 		p->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -268,9 +273,7 @@ int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn
 			continue;
 		}
 		if (!evs[i].data.ptr) {
-			p->woken = true;
-			while (read(p->wakefd, &drain, sizeof(drain)) > 0)
-				;
+			p->woken = true; /* edge-triggered: nothing to drain */
 			continue;
 		}
 		if (evs[i].data.ptr == &timer_token) {
