@@ -394,6 +394,21 @@ typedef struct race {
 
 enum { RACE_BATCH = 16 };
 
+/* TSan reports a close(2) that overlaps another thread's recv(2) on the
+ * same fd as a race on the descriptor, which this case makes on purpose
+ * (Linux holds the file for the call's duration; the number is not reused
+ * meanwhile, see below): under TSan, cancel only. */
+#if defined(__SANITIZE_THREAD__)
+#define CLOSE_RACES 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CLOSE_RACES 0
+#endif
+#endif
+#ifndef CLOSE_RACES
+#define CLOSE_RACES 1
+#endif
+
 static void race_rounds(race *r)
 {
 	victim v[RACE_BATCH];
@@ -425,7 +440,7 @@ static void race_rounds(race *r)
 			 * first waits (a new thread per task under spawn), which may
 			 * take the number: the close of a number another thread is
 			 * about to use is the caller's bug, in weft as in POSIX. */
-			closed[i] = wt_fiber_model() && wt_rand_below(&r->rng, 2);
+			closed[i] = CLOSE_RACES && wt_fiber_model() && wt_rand_below(&r->rng, 2);
 			if (closed[i])
 				WT_CHECK_RC(0, weft_close(sv[i][0])); /* cancel and close at once */
 			else
