@@ -133,18 +133,19 @@ static void wake_list(weft__iowait *r)
 	}
 }
 
-void weft__fd_renew(weft__fd *s, uint32_t flags, uint32_t ready)
+uint32_t weft__fd_renew(weft__fd *s, uint32_t flags, uint32_t ready)
 {
 	weft__iowait *wake = NULL;
 	weft__lock_acquire(&s->lock);
 	take_all(s, &wake);
-	atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1,
-	                      memory_order_relaxed);
+	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed) + 1;
+	atomic_store_explicit(&s->seq, seq, memory_order_relaxed);
 	atomic_store_explicit(&s->ready, ready, memory_order_relaxed);
 	atomic_store_explicit(&s->flags, flags, memory_order_release);
 	atomic_store_explicit(&s->poller_id, 0, memory_order_relaxed);
 	weft__lock_release(&s->lock);
 	wake_list(wake);
+	return seq;
 }
 
 static uint32_t bits_of(short revents)
@@ -622,9 +623,21 @@ int weft_close(int fd)
 	if (fd < 0)
 		return WEFT_EINVAL;
 	weft__fd *s = weft__fd_find(fd);
-	if (s)
-		weft__fd_renew(s, 0, WEFT__RD | WEFT__WR); /* before the number can be reused */
+	/* Before the number can be reused: waits end, and until close(2) has
+	 * returned the slot stays cancelled, so that a call that began on the
+	 * old file cannot start a wait in the new life on it (and park for
+	 * ever on a closed fd). Then the number is free for a new file. */
+	uint32_t seq = s ? weft__fd_renew(s, WEFT__FD_CANCELLED, WEFT__RD | WEFT__WR) : 0;
+	int rc = 0;
 	if (close(fd) != 0 && errno != EINTR)
-		return WEFT_ESYSTEM; /* EINTR: Linux has closed it anyway */
-	return 0;
+		rc = WEFT_ESYSTEM; /* EINTR: Linux has closed it anyway */
+	if (s) {
+		int err = errno;
+		weft__lock_acquire(&s->lock);
+		if (atomic_load_explicit(&s->seq, memory_order_relaxed) == seq)
+			atomic_store_explicit(&s->flags, 0, memory_order_relaxed);
+		weft__lock_release(&s->lock);
+		errno = err;
+	}
+	return rc;
 }

@@ -99,8 +99,8 @@ int weft__fd_prepare(weft__fd *s, int fd);
 /* Starts a new life for fd's slot (a new socket from accept or connect):
  * waits on the old life end with WEFT_ECANCELED. flags: WEFT__FD_* known;
  * ready: the readiness to assume until the poller says (WEFT__RD | WEFT__WR:
- * try the calls first). */
-void weft__fd_renew(weft__fd *s, uint32_t flags, uint32_t ready);
+ * try the calls first). Returns the new life's sequence number. */
+uint32_t weft__fd_renew(weft__fd *s, uint32_t flags, uint32_t ready);
 
 /* Clears bits of s->ready if its tick is still the one in seen. */
 static inline void weft__fd_clear(weft__fd *s, uint32_t seen, uint32_t bits)
