@@ -172,7 +172,8 @@ static ssize_t transfer(int fd, const op *o, int64_t deadline)
 		if (errno == ENOTSOCK && (flags & WEFT__FD_SOCKET)) {
 			/* Once a socket, now not: the number was closed with
 			 * close(2) and reused. Learn it again. */
-			atomic_store_explicit(&s->flags, 0, memory_order_relaxed);
+			atomic_fetch_and_explicit(&s->flags, WEFT__FD_CANCELLED,
+			                          memory_order_relaxed);
 			if ((rc = weft__fd_prepare(s, fd)) != 0)
 				return rc;
 			flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
