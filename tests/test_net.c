@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "io/fd.h"
+#include "io/poller.h"
 #include <weft/io.h>
 
 #define FOREVER INT64_MAX
@@ -842,6 +844,60 @@ static void wait_fds(void)
 	}
 }
 
+/* ------------------------------------------------------------ the cache */
+
+typedef struct cache_arg {
+	weft_task task;
+	int fd, other;
+} cache_arg;
+
+static void cache_task(void *arg)
+{
+	cache_arg *c = arg;
+	char b[100];
+	weft__fd *s = weft__fd_find(c->fd);
+	WT_CHECK(write(c->other, "0123456789", 10) == 10);
+	/* Watched first (a wait that times out), then a short read. */
+	WT_CHECK(weft_read(c->fd, b, sizeof(b), FOREVER) == 10);
+	WT_CHECK_RC(WEFT_ETIMEDOUT, (int)weft_read(c->fd, b, sizeof(b), in_ms(1)));
+	WT_CHECK(write(c->other, "abc", 3) == 3);
+	WT_CHECK(weft_read(c->fd, b, sizeof(b), in_ms(10000)) == 3);
+	/* A short read on a stream empties it: the next read parks without
+	 * asking the kernel (which would only say EAGAIN). */
+	s = weft__fd_find(c->fd);
+	WT_CHECK(s && !(atomic_load(&s->ready) & WEFT__RD));
+	/* A full read leaves it readable. */
+	WT_CHECK(write(c->other, "xyz", 3) == 3);
+	WT_CHECK(weft_read(c->fd, b, 2, in_ms(10000)) == 2);
+	WT_CHECK(atomic_load(&s->ready) & WEFT__RD);
+	WT_CHECK(weft_read(c->fd, b, sizeof(b), in_ms(10000)) == 1);
+	/* A report for an earlier life of the number changes nothing. */
+	uint32_t seq = atomic_load(&s->seq), before = atomic_load(&s->ready);
+	weft__io_ready(c->fd, (seq - 1) & 0x7fffffffu, POLLIN);
+	WT_CHECK(atomic_load(&s->ready) == before);
+	weft__io_ready(c->fd, seq & 0x7fffffffu, POLLIN);
+	WT_CHECK(atomic_load(&s->ready) & WEFT__RD);
+	WT_CHECK(atomic_load(&s->ready) / WEFT__TICK != before / WEFT__TICK);
+}
+
+/* The readiness cache on a fiber: cleared by a short read, kept by a full
+ * one; a stale report dropped by its sequence number. */
+static void short_read_clears(void)
+{
+	if (!wt_fiber_model())
+		WT_SKIP("a kernel thread does not cache readiness (it polls)");
+	int sv[2];
+	pair(sv);
+	weft_rt *rt = wt_create_default();
+	cache_arg c = {.fd = sv[0], .other = sv[1]};
+	weft_task_init(&c.task, cache_task, &c);
+	assert_rc(0, weft_post(rt, &c.task));
+	assert_rc(0, weft_wait(&c.task));
+	assert_rc(0, weft_rt_destroy(rt));
+	assert_rc(0, weft_close(sv[0]));
+	assert_rc(0, weft_close(sv[1]));
+}
+
 /* ------------------------------------------------------------ misuse */
 
 static void misuse(void)
@@ -872,4 +928,4 @@ static void misuse(void)
 WT_CASES(WT_CASE(echo_10k), WT_CASE(echo_tasks_all), WT_CASE(echo_threads), WT_CASE(deadline_ends),
          WT_CASE(wake_by_data), WT_CASE(cancel_race), WT_CASE(cancel_sticks), WT_CASE(fd_reuse),
          WT_CASE(partial_writes), WT_CASE(no_sigpipe), WT_CASE(udp), WT_CASE(accept_connect),
-         WT_CASE(wait_fds), WT_CASE(misuse));
+         WT_CASE(wait_fds), WT_CASE(short_read_clears), WT_CASE(misuse));

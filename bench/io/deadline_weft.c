@@ -9,7 +9,8 @@
  * (default 2,000) weft_recv calls with a deadline U µs ahead (default
  * 1,000) on another silent socket and records how late each returned
  * WEFT_ETIMEDOUT. Prints p50, p99 and the worst lateness in µs. The model
- * and workers come from WEFT_MODEL and WEFT_WORKERS. A measurement, not a
+ * (fibers or mn: under threads an idle task would hold a worker) and the
+ * workers come from WEFT_MODEL and WEFT_WORKERS. A measurement, not a
  * test: this machine's noise decides the tail. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -114,6 +115,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: weft_rt_create: %s\n", PROG, weft_strerror(rc));
 		return 1;
 	}
+	weft_config cfg;
+	weft_rt_config(rt, &cfg);
+	if (cfg.model == WEFT_MODEL_THREADS || cfg.model == WEFT_MODEL_SPAWN) {
+		/* Every idle task would hold a kernel thread for ever. */
+		fprintf(stderr, "%s: needs a fiber model (WEFT_MODEL=fibers or mn), not %s\n", PROG,
+		        weft_model_name(cfg.model));
+		weft_rt_destroy(rt);
+		return 2;
+	}
 	idle *idles = calloc(n ? n : 1, sizeof(*idles));
 	double *late = calloc(samples, sizeof(*late));
 	if (!idles || !late)
@@ -143,8 +153,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < samples; i++)
 		worst = late[i] > worst ? late[i] : worst;
 	qsort(late, samples, sizeof(*late), bench_cmp_double);
-	weft_config cfg;
-	weft_rt_config(rt, &cfg);
 	printf("%s, %d worker(s), %llu idle connections parked: recv deadline %llu us ahead, %llu "
 	       "samples: late p50 %.1f us, p99 %.1f us, worst %.1f us%s\n",
 	       weft_model_name(cfg.model), cfg.workers, n, wait_us, samples, late[samples / 2],
