@@ -346,9 +346,9 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 		}
 		weft__lock_release(&s->lock);
 	}
-	bool timed_out = false;
+	bool timed_out = false, claimed = false;
 	if (rc == 0 && now_ready == 0) {
-		if (deadline <= weft__now_ns() && cached) {
+		if (cached && deadline != INT64_MAX && deadline <= weft__now_ns()) {
 			timed_out = true;
 		} else {
 			weft__fworker *w = weft__fiber_current()->home;
@@ -364,12 +364,18 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 				w->fd_waits--;
 		}
 	}
-	if ((rc != 0 || now_ready > 0 || timed_out) && !claim(&g)) {
-		/* A report or cancel claimed the wake-up first: receive it. */
-		weft__waiter_park_for(&g.waiter, WEFT__WAIT_FD);
-		timed_out = false;
+	if (rc != 0 || now_ready > 0 || timed_out) {
+		claimed = claim(&g);
+		if (!claimed) {
+			/* A report or cancel claimed the wake-up first: receive it. */
+			weft__waiter_park_for(&g.waiter, WEFT__WAIT_FD);
+			timed_out = false;
+		}
 	}
-	unqueue(recs, n);
+	/* A claimer took its record off the list before it claimed: a lone
+	 * record woken by one needs no second look under the lock. */
+	if (claimed || n > 1)
+		unqueue(recs, n);
 	if (rc != 0)
 		return rc;
 	int ready = 0;
