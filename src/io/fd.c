@@ -571,12 +571,19 @@ int weft_wait_fds(struct pollfd *fds, size_t nfds, int64_t deadline)
 		rc = weft__tls.fiber ? fiber_wait(recs, m, false, deadline)
 		                     : thread_wait(recs, pfd, m, deadline);
 	}
+	/* A fiber wakes at the first report; the others may still be on
+	 * their way (another worker's poller, a later batch). poll(2) says
+	 * every fd that is ready now, as poll would have. */
+	bool polled = false;
+	if (rc > 0 && weft__tls.fiber && m > 1)
+		polled = poll_now(pfd, m) > 0;
 	if (rc > 0) {
 		rc = 0;
 		for (size_t i = 0, j = 0; i < nfds; i++) {
 			if (fds[i].fd < 0)
 				continue;
-			fds[i].revents = weft__tls.fiber ? recs[j].revents : pfd[j].revents;
+			fds[i].revents =
+			        weft__tls.fiber && !polled ? recs[j].revents : pfd[j].revents;
 			rc += fds[i].revents != 0;
 			j++;
 		}
