@@ -3,8 +3,8 @@
  * The program starts a small HTTP server for a made-up site of PAGES pages
  * (each answers after SERVER_DELAY_MS, as a remote server would, and links
  * to three others), then crawls it from page 0: every page is fetched by
- * its own task, which connects, sends a request, parks in weft_wait_fd
- * until the answer comes, and posts a task for each link not seen before.
+ * its own task, which connects, sends a request, parks in weft_read
+ * (weft/io.h) until the answer comes, and posts a task for each link not seen before.
  * Under fibers and mn, hundreds of fetches wait at once on a few threads;
  * under threads, WEFT_WORKERS at a time. Compare:
  *
@@ -14,12 +14,60 @@
  * The server is a second weft runtime in the same process (runtimes are
  * independent), fed by a plain thread that accepts connections. */
 #define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <weft/weft.h>
 
-#include "net.h"
+/* Every connection is a descriptor: allow as many as the hard limit does. */
+static void raise_fd_limit(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
+/* A TCP socket listening on 127.0.0.1, on a port the kernel picks (in
+ * *port); -1 on failure. weft's calls make it non-blocking on first use. */
+static int listen_local(int *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 4096) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* A socket connected to 127.0.0.1:port (weft_connect waits for the
+ * handshake), or -1. */
+static int connect_local(int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_port = htons((unsigned short)port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && weft_connect(fd, (struct sockaddr *)&a, sizeof(a), INT64_MAX) != 0) {
+		weft_close(fd);
+		fd = -1;
+	}
+	return fd;
+}
 
 #define PAGES           500
 #define SERVER_DELAY_MS 2
@@ -44,7 +92,7 @@ static void answer(void *arg)
 	request *r = arg;
 	char buf[512];
 	int page = -1;
-	ptrdiff_t n = net_read(r->fd, buf, sizeof(buf) - 1);
+	ssize_t n = weft_read(r->fd, buf, sizeof(buf) - 1, INT64_MAX);
 	if (n > 0) {
 		buf[n] = '\0';
 		sscanf(buf, "GET /%d", &page);
@@ -56,19 +104,19 @@ static void answer(void *arg)
 		                   "<a href=\"/%d\">\n",
 		                   (page + 1) % PAGES, (page * 7 + 3) % PAGES,
 		                   (page * 13 + 5) % PAGES);
-		net_write_all(r->fd, buf, (size_t)len);
+		weft_write_all(r->fd, buf, (size_t)len, NULL, INT64_MAX);
 	}
-	close(r->fd);
+	weft_close(r->fd);
 }
 
 static void *accept_loop(void *arg)
 {
 	server *s = arg;
 	int fd;
-	while ((fd = net_accept(s->lfd)) >= 0) {
+	while ((fd = weft_accept(s->lfd, NULL, NULL, SOCK_CLOEXEC, INT64_MAX)) >= 0) {
 		request *r = calloc(1, sizeof(*r));
 		if (!r) {
-			close(fd);
+			weft_close(fd);
 			continue;
 		}
 		r->fd = fd;
@@ -76,9 +124,9 @@ static void *accept_loop(void *arg)
 		s->requests = r;
 		weft_task_init(&r->task, answer, r);
 		if (weft_post(s->rt, &r->task) != 0)
-			close(fd);
+			weft_close(fd);
 	}
-	return NULL; /* the listening socket was shut down */
+	return NULL; /* WEFT_ECANCELED: main cancelled the listening socket */
 }
 
 /* ------------------------------------------------------------- the crawler */
@@ -101,18 +149,16 @@ static void fetch_page(void *arg)
 	fetch *f = arg;
 	char buf[512];
 	int len = snprintf(buf, sizeof(buf), "GET /%d HTTP/1.0\r\n\r\n", f->page);
-	int fd = net_connect(server_port);
-	if (fd < 0 || net_write_all(fd, buf, (size_t)len) != 0) {
+	int fd = connect_local(server_port);
+	if (fd < 0 || weft_write_all(fd, buf, (size_t)len, NULL, INT64_MAX) != len) {
 		if (fd >= 0)
-			close(fd);
+			weft_close(fd);
 		return;
 	}
-	size_t got = 0;
-	ptrdiff_t n;
-	while (got < sizeof(buf) - 1 && (n = net_read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
-		got += (size_t)n;
+	size_t got = 0; /* the server closes after its answer: read to the end */
+	weft_read_all(fd, buf, sizeof(buf) - 1, &got, INT64_MAX);
 	buf[got] = '\0';
-	close(fd);
+	weft_close(fd);
 	atomic_fetch_add(&fetched, 1);
 	for (char *p = strstr(buf, "href=\"/"); p; p = strstr(p + 1, "href=\"/")) {
 		atomic_fetch_add(&links, 1);
@@ -133,8 +179,8 @@ static void visit(int page)
 int main(void)
 {
 	server s = {0};
-	net_raise_fd_limit();
-	s.lfd = net_listen(&s.port);
+	raise_fd_limit();
+	s.lfd = listen_local(&s.port);
 	if (s.lfd < 0 || weft_rt_create(&s.rt, NULL) != 0 ||
 	    pthread_create(&s.acceptor, NULL, accept_loop, &s) != 0)
 		return 1;
@@ -150,10 +196,10 @@ int main(void)
 	       atomic_load(&links));
 	fprintf(stderr, "crawler: %.0f ms (%d ms per page on the server)\n", ms, SERVER_DELAY_MS);
 
-	/* Stop the site: wake the acceptor, then drain its runtime. */
-	shutdown(s.lfd, SHUT_RDWR);
+	/* Stop the site: cancel the acceptor's wait, then drain its runtime. */
+	weft_fd_cancel(s.lfd);
 	pthread_join(s.acceptor, NULL);
-	close(s.lfd);
+	weft_close(s.lfd);
 	int rc = weft_rt_destroy(crawl_rt) | weft_rt_destroy(s.rt);
 	while (s.requests) {
 		request *r = s.requests;

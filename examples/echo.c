@@ -9,8 +9,8 @@
  *                                       the echo
  *   echo                                both, in one process, 1000 connections
  *
- * Every read, write, accept and connect goes through weft_wait_fd on a
- * non-blocking socket (net.h). Under WEFT_MODEL=mn (or fibers) a waiting
+ * Every read, write, accept and connect is a call of weft/io.h (weft_recv,
+ * weft_write_all, weft_accept, weft_connect). Under WEFT_MODEL=mn (or fibers) a waiting
  * connection is a parked fiber, a few hundred bytes of state in its
  * worker's epoll set, so a handful of workers hold thousands of
  * connections open at once. Under threads a connection holds a worker
@@ -21,7 +21,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "net.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <weft/weft.h>
+
+/* Every connection is a descriptor: allow as many as the hard limit does. */
+static void raise_fd_limit(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
+/* A TCP socket listening on 127.0.0.1, on a port the kernel picks (in
+ * *port); -1 on failure. weft's calls make it non-blocking on first use. */
+static int listen_local(int *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 4096) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* A socket connected to 127.0.0.1:port (weft_connect waits for the
+ * handshake), or -1. */
+static int connect_local(int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_port = htons((unsigned short)port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && weft_connect(fd, (struct sockaddr *)&a, sizeof(a), INT64_MAX) != 0) {
+		weft_close(fd);
+		fd = -1;
+	}
+	return fd;
+}
 
 /* ------------------------------------------------------------- the server */
 
@@ -34,11 +83,11 @@ static void serve(void *arg)
 {
 	conn *c = arg;
 	char buf[4096];
-	ptrdiff_t n;
-	while ((n = net_read(c->fd, buf, sizeof(buf))) > 0)
-		if (net_write_all(c->fd, buf, (size_t)n) != 0)
+	ssize_t n;
+	while ((n = weft_recv(c->fd, buf, sizeof(buf), 0, INT64_MAX)) > 0)
+		if (weft_write_all(c->fd, buf, (size_t)n, NULL, INT64_MAX) < 0)
 			break;
-	close(c->fd);
+	weft_close(c->fd);
 }
 
 /* Accepts n connections on lfd, a task each on rt, and waits for them. The
@@ -52,7 +101,7 @@ static int serve_all(weft_rt *rt, int lfd, int n)
 	if (!conns)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		conns[i].fd = net_accept(lfd);
+		conns[i].fd = weft_accept(lfd, NULL, NULL, SOCK_CLOEXEC, INT64_MAX);
 		if (conns[i].fd < 0) {
 			perror("accept");
 			exit(1);
@@ -81,16 +130,15 @@ static void talk(void *arg)
 	client *c = arg;
 	char line[64], back[64];
 	int len = snprintf(line, sizeof(line), "hello from connection %d\n", c->id);
-	int fd = net_connect(c->port);
+	int fd = connect_local(c->port);
 	if (fd < 0)
 		return;
 	size_t got = 0;
-	if (net_write_all(fd, line, (size_t)len) == 0) {
-		ptrdiff_t n;
-		while (got < (size_t)len && (n = net_read(fd, back + got, sizeof(back) - got)) > 0)
-			got += (size_t)n;
-	}
-	close(fd); /* the server sees end of stream and finishes this connection */
+	/* A deadline as a real client would have one: 30 s for the round trip. */
+	int64_t deadline = weft_clock_ns() + 30 * 1000000000LL;
+	if (weft_write_all(fd, line, (size_t)len, NULL, deadline) == len)
+		weft_read_all(fd, back, (size_t)len, &got, deadline);
+	weft_close(fd); /* the server sees end of stream and finishes this connection */
 	if (got == (size_t)len && memcmp(line, back, (size_t)len) == 0)
 		atomic_fetch_add(&matched, 1);
 }
@@ -133,10 +181,10 @@ int main(int argc, char **argv)
 	weft_rt *rt;
 	client *clients = NULL;
 	int port, rc = 0;
-	net_raise_fd_limit(); /* every connection is a descriptor */
+	raise_fd_limit(); /* every connection is a descriptor */
 
 	if (argc == 4 && strcmp(argv[1], "server") == 0 && atoi(argv[3]) > 0) {
-		int lfd = net_listen(&port);
+		int lfd = listen_local(&port);
 		if (lfd < 0 || weft_rt_create(&rt, NULL) != 0)
 			return 1;
 		/* Publish the port atomically: write a temporary file, rename it. */
@@ -147,7 +195,7 @@ int main(int argc, char **argv)
 		    rename(tmp, argv[2]) != 0)
 			return 1;
 		rc = serve_all(rt, lfd, atoi(argv[3])) != 0;
-		close(lfd);
+		weft_close(lfd);
 	} else if (argc == 4 && strcmp(argv[1], "client") == 0 && atoi(argv[2]) > 0 &&
 	           atoi(argv[3]) > 0) {
 		int n = atoi(argv[3]);
@@ -162,7 +210,7 @@ int main(int argc, char **argv)
 		 * the main thread. */
 		enum { N = 1000 };
 		weft_rt *client_rt;
-		int lfd = net_listen(&port);
+		int lfd = listen_local(&port);
 		if (lfd < 0 || weft_rt_create(&rt, NULL) != 0 ||
 		    weft_rt_create(&client_rt, NULL) != 0 ||
 		    connect_all(client_rt, port, N, &clients) != 0)
@@ -171,7 +219,7 @@ int main(int argc, char **argv)
 		weft_wait_all(client_rt);
 		rc |= client_report(N);
 		rc |= weft_rt_destroy(client_rt) != 0;
-		close(lfd);
+		weft_close(lfd);
 	} else {
 		return usage();
 	}

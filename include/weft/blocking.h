@@ -25,10 +25,12 @@ WEFT_EXTERN int weft_sleep_ns(int64_t ns);
 
 /** weft_wait_fd waits until fd is ready for events (POLLIN, POLLOUT, ... from
  * <poll.h>) or timeout_ns passes (negative or INT64_MAX: no limit; 0: a
- * poll). Returns the ready events (> 0), WEFT_ETIMEDOUT, or WEFT_EINVAL for
- * a bad fd or no events. A fiber parks while its worker's epoll instance
- * watches fd (so one worker serves thousands of waiting connections); a
- * kernel thread calls poll. */
+ * poll). Returns the ready events (> 0), WEFT_ETIMEDOUT, WEFT_ECANCELED
+ * (weft_fd_cancel on fd), or WEFT_EINVAL for a bad fd or no events. A
+ * fiber parks while its worker's epoll instance watches fd (so one worker
+ * serves thousands of waiting connections); a kernel thread calls poll.
+ * weft/io.h has the absolute form (weft_wait_fd_until), a wait for several
+ * fds (weft_wait_fds), and calls that read and write. */
 WEFT_EXTERN int weft_wait_fd(int fd, short events, int64_t timeout_ns);
 
 /** weft_blocking runs fn(arg), a call that may block its thread for long

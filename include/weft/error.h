@@ -49,8 +49,8 @@ extern "C" {
  * (-8, the task is already posted and has not finished), WEFT_ECANCELED
  * (-9, the task was cancelled before it ran), WEFT_ETIMEDOUT (-10, timed
  * out), WEFT_ECLOSED (-11, the channel is closed), WEFT_EMFILE (-12, too
- * many open files), WEFT_ESYSTEM (-13, a system call failed; errno says
- * why: the I/O calls of io.h). */
+ * many open files), WEFT_ESYSTEM (-13, a system call failed: errno, left as
+ * the system set it, says why; the I/O calls of weft/io.h). */
 enum weft_errno {
 /** @cond WEFT_PRIVATE */
 #define WEFT__ERRNO_ENUM(name, value, msg) WEFT_##name = (value),

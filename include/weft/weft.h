@@ -56,8 +56,10 @@
  * - periodic.h: weft_post_every (a task run every period);
  * - local.h: task-local storage (weft_tls_key_create, weft_tls_get);
  * - blocking.h: weft_yield, weft_sleep_ns, weft_wait_fd, weft_blocking;
- * - io.h: file calls with deadlines (weft_pread, weft_pwrite, weft_fsync,
- *   weft_openat);
+ * - io.h: sockets and streams with deadlines (weft_read, weft_write,
+ *   weft_accept, weft_connect, ...), weft_wait_fds, weft_fd_cancel,
+ *   weft_close, and files (weft_pread, weft_pwrite, weft_fsync,
+ *   weft_openat) (docs/io.md);
  * - config.h: weft_config and the enums behind WEFT_MODEL, WEFT_POLICY,
  *   WEFT_PIN, WEFT_PREEMPT;
  * - stats.h: weft_stats_get, weft_stats_print, latency histograms, the

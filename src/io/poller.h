@@ -9,9 +9,19 @@
  * timerfd in the epoll set. The thread that waits gets a timer slack of
  * 1 ns (weft__timer_slack_fine in core/futex.h).
  *
- * Interest is one-shot: an fd armed for some events reports once and must
- * be armed again. One poller per worker; only weft__poller_wake may be
- * called from other threads. */
+ * Two kinds of interest. The I/O layer (io/fd.h) watches an fd once,
+ * edge-triggered, for as long as weft uses it (weft__poller_watch): every
+ * change of readiness reports the fd's key, and nothing is paid per wait,
+ * as Go's netpoll and Tokio's driver do. weft__poller_arm is the older
+ * one-shot interest (reported once, armed again per wait), left for the
+ * fiber engine's own weft__fiber_wait_fd. A key says who handles the
+ * report: an fd of the I/O layer's table (WEFT__POLL_KEY_FD: weft__io_ready
+ * gets it), a weft__poll_source (its ready function: an eventfd of another
+ * backend, a ring's completion fd), or a token passed to the ready function
+ * of weft__poller_wait (one-shot arms).
+ *
+ * One poller per worker; weft__poller_wake, watch, rewatch and unwatch may
+ * be called from any thread (epoll_ctl is), the rest only by its owner. */
 #ifndef WEFT_SRC_IO_POLLER_H
 #define WEFT_SRC_IO_POLLER_H
 
@@ -19,6 +29,7 @@
 #include <stdint.h>
 
 typedef struct weft__poller {
+	uint32_t id; /* unique in the process, never reused (io/fd.c: where an fd is watched) */
 	int epfd;
 	int wakefd;       /* eventfd: a write makes the current or next wait return */
 	int timerfd;      /* -1 unless the kernel lacks epoll_pwait2 */
@@ -41,8 +52,42 @@ void weft__poller_disarm(weft__poller *p, int fd);
 
 typedef void (*weft__poller_ready_fn)(void *token, short revents, void *ctx);
 
+/* A watched fd's key: an fd of the I/O layer's table and the sequence
+ * number of its slot (io/fd.h), so that a report for an fd closed and
+ * reused since is recognised as stale and dropped. */
+#define WEFT__POLL_KEY_FD(fd, seq) \
+	((UINT64_C(1) << 63) | ((uint64_t)((seq)&0x7fffffffu) << 32) | (uint32_t)(fd))
+
+/* Something else that wants reports of an fd (an eventfd): its ready
+ * function runs on the thread that polls, with the events. */
+typedef struct weft__poll_source {
+	void (*ready)(struct weft__poll_source *src, short revents);
+} weft__poll_source;
+
+#define WEFT__POLL_KEY_SOURCE(src) ((uint64_t)(uintptr_t)(src) | 1u)
+
+/* weft__poller_watch registers fd once, edge-triggered, for POLLIN,
+ * POLLOUT, POLLRDHUP (and POLLERR, POLLHUP), reporting key at every change;
+ * an fd already in p's set gets the new key. 0; WEFT_EINVAL when the
+ * kernel refuses the fd (a regular file, which is always ready, or a
+ * closed fd); WEFT_ENOMEM when it is out of memory or the per-user watch
+ * limit (fs.epoll.max_user_watches). */
+int weft__poller_watch(weft__poller *p, int fd, uint64_t key);
+/* weft__poller_rewatch sets a watched fd's key again, which makes the
+ * kernel report it once more if it is ready now (a level check without a
+ * poll): 0, 1 when fd is not in p's set (closed behind weft's back since,
+ * or never watched), or a WEFT_E* code as watch. */
+int weft__poller_rewatch(weft__poller *p, int fd, uint64_t key);
+/* weft__poller_unwatch drops fd from p's set (close(2) does it too). */
+void weft__poller_unwatch(weft__poller *p, int fd);
+
+/* The I/O layer's handler of a WEFT__POLL_KEY_FD report (io/fd.c). */
+void weft__io_ready(int fd, uint32_t seq, short revents);
+
 /* weft__poller_wait waits at most timeout_ns (0: just look; negative: no
- * limit) and calls ready for every fd that became ready. Returns how many. */
+ * limit) and calls ready for every one-shot token that became ready,
+ * weft__io_ready or a source's function for watched fds. Returns how many
+ * reports it handled (wake-ups not counted). */
 int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn ready, void *ctx);
 
 /* weft__poller_wake makes a current or next weft__poller_wait return. */

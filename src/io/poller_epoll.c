@@ -1,6 +1,10 @@
 /* io/poller.h on Linux: epoll for readiness, an eventfd for
- * wake-ups from other threads. Does not use edge triggering: interest is
- * EPOLLONESHOT, so a ready fd is reported once per arm.
+ * wake-ups from other threads. Watched fds (the I/O layer's) are
+ * edge-triggered and stay in the set; armed ones (the engine's
+ * weft__fiber_wait_fd) are EPOLLONESHOT, reported once per arm. An event's
+ * data says which: bit 63 a watched fd of io/fd.c's table (fd and slot
+ * sequence inside), bit 0 a weft__poll_source (pointers are aligned), else
+ * a one-shot token.
  *
  * Timeouts: epoll_wait takes milliseconds, which made every timed wait of
  * an idle fiber worker end on a millisecond tick (589 us late at the
@@ -91,8 +95,11 @@ void weft__fault_no_pwait2(bool on)
 /* The token of the timerfd in the epoll set (the wake-up's is NULL). */
 static char timer_token;
 
+static _Atomic uint32_t last_id;
+
 int weft__poller_init(weft__poller *p)
 {
+	p->id = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
 	p->timerfd = -1;
 	p->timer_armed = false;
 	p->woken = false;
@@ -106,9 +113,14 @@ int weft__poller_init(weft__poller *p)
 		return refused("eventfd", err);
 	}
 	const char *call = "epoll_ctl";
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+	/* Edge-triggered: every write to an eventfd is an edge, reported even
+	 * while its count is not zero, so the count is never read back. A
+	 * wake-up costs its write and nothing on the woken side (the count
+	 * would need 2^64 wake-ups to fill). */
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = NULL};
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev) != 0)
 		goto fail;
+	ev.events = EPOLLIN;
 	if (!use_pwait2(p->epfd)) {
 		call = "timerfd_create";
 		p->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -147,7 +159,7 @@ static short from_epoll(uint32_t e)
 {
 	return (short)((e & EPOLLIN ? POLLIN : 0) | (e & EPOLLOUT ? POLLOUT : 0) |
 	               (e & EPOLLPRI ? POLLPRI : 0) | (e & EPOLLERR ? POLLERR : 0) |
-	               (e & EPOLLHUP ? POLLHUP : 0));
+	               (e & EPOLLHUP ? POLLHUP : 0) | (e & EPOLLRDHUP ? POLLRDHUP : 0));
 }
 
 int weft__poller_arm(weft__poller *p, int fd, short events, void *token)
@@ -163,6 +175,40 @@ int weft__poller_arm(weft__poller *p, int fd, short events, void *token)
 }
 
 void weft__poller_disarm(weft__poller *p, int fd)
+{
+	epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+#define WATCHED (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET)
+
+static int ctl_error(int err)
+{
+	return err == ENOMEM || err == ENOSPC ? WEFT_ENOMEM : WEFT_EINVAL;
+}
+
+int weft__poller_watch(weft__poller *p, int fd, uint64_t key)
+{
+	if (fd < 0 || fd == p->wakefd || fd == p->timerfd)
+		return WEFT_EINVAL;
+	struct epoll_event ev = {.events = WATCHED, .data.u64 = key};
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
+		return 0;
+	if (errno == EEXIST && epoll_ctl(p->epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+		return 0;
+	return ctl_error(errno);
+}
+
+int weft__poller_rewatch(weft__poller *p, int fd, uint64_t key)
+{
+	if (fd < 0 || fd == p->wakefd || fd == p->timerfd)
+		return WEFT_EINVAL;
+	struct epoll_event ev = {.events = WATCHED, .data.u64 = key};
+	if (epoll_ctl(p->epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+		return 0;
+	return errno == ENOENT ? 1 : ctl_error(errno);
+}
+
+void weft__poller_unwatch(weft__poller *p, int fd)
 {
 	epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
@@ -194,26 +240,40 @@ static int wait_timerfd(weft__poller *p, struct epoll_event *evs, int n, int64_t
 
 int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn ready, void *ctx)
 {
-	struct epoll_event evs[64];
+	/* Enough that a worker with a thousand busy connections takes their
+	 * reports in a few calls (Tokio asks for 1,024); 1.5 KiB of the loop
+	 * fiber's stack. */
+	struct epoll_event evs[128];
 	int n;
 	if (timeout_ns > 0)
 		weft__timer_slack_fine();
 	if (p->timerfd >= 0) {
-		n = wait_timerfd(p, evs, 64, timeout_ns);
+		n = wait_timerfd(p, evs, 128, timeout_ns);
 	} else if (timeout_ns < 0) {
-		n = epoll_wait(p->epfd, evs, 64, -1);
+		n = epoll_wait(p->epfd, evs, 128, -1);
 	} else {
 		struct ktimespec ts = {timeout_ns / 1000000000, timeout_ns % 1000000000};
-		n = pwait2(p->epfd, evs, 64, &ts);
+		n = pwait2(p->epfd, evs, 128, &ts);
 	}
 	int reported = 0;
 	p->woken = false;
 	for (int i = 0; i < n; i++) {
-		uint64_t drain;
+		uint64_t drain, key = evs[i].data.u64;
+		if (key >> 63) {
+			weft__io_ready((int)(uint32_t)key, (uint32_t)(key >> 32) & 0x7fffffffu,
+			               from_epoll(evs[i].events));
+			reported++;
+			continue;
+		}
+		if (key & 1) {
+			weft__poll_source *src =
+			        (weft__poll_source *)(uintptr_t)(key & ~(uint64_t)1);
+			src->ready(src, from_epoll(evs[i].events));
+			reported++;
+			continue;
+		}
 		if (!evs[i].data.ptr) {
-			p->woken = true;
-			while (read(p->wakefd, &drain, sizeof(drain)) > 0)
-				;
+			p->woken = true; /* edge-triggered: nothing to drain */
 			continue;
 		}
 		if (evs[i].data.ptr == &timer_token) {

@@ -56,46 +56,7 @@ int weft_sleep_ns(int64_t ns)
 	return 0;
 }
 
-int weft_wait_fd(int fd, short events, int64_t timeout_ns)
-{
-	if (fd < 0 || events == 0)
-		return WEFT_EINVAL;
-	if (weft__tls.fiber) {
-		int rc = weft__fiber_wait_fd(fd, events, timeout_ns);
-		if (rc != WEFT_EINVAL)
-			return rc;
-		/* epoll refuses regular files, which are always ready: poll. */
-	}
-	/* INT64_MAX, like a negative timeout, has no end. */
-	int64_t now = weft__now_ns();
-	int64_t deadline = timeout_ns < 0 ? INT64_MAX : weft__sat_add(now, timeout_ns);
-	weft__block b;
-	weft__sleep_ticks ticks = weft__sleep_ticks_begin(&b, now);
-	int rc;
-	for (;;) {
-		int64_t d = weft__sleep_ticks_next(&ticks, &b, now, weft__ns_left(deadline, now));
-		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000),
-		                      .tv_nsec = (long)(d % 1000000000)};
-		struct pollfd p = {.fd = fd, .events = events};
-		/* ppoll: to the nanosecond, where poll's unit is a millisecond */
-		int n = ppoll(&p, 1, d == INT64_MAX ? NULL : &ts, NULL);
-		if (n > 0) {
-			rc = p.revents & POLLNVAL ? WEFT_EINVAL : p.revents;
-			break;
-		}
-		now = weft__now_ns();
-		if (n == 0 && deadline != INT64_MAX && now >= deadline) {
-			rc = WEFT_ETIMEDOUT;
-			break;
-		}
-		if (n < 0 && errno != EINTR) {
-			rc = WEFT_EINVAL;
-			break;
-		}
-	}
-	weft__block_end(&b);
-	return rc;
-}
+/* weft_wait_fd is in io/fd.c, with the other waits on fds. */
 
 /* On a fiber, the call runs on the runtime's blocking pool (io/pool.h)
  * while the fiber parks: one hand-off each way, no thread per call. */
