@@ -352,17 +352,22 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 		if (cached && deadline != INT64_MAX && deadline <= weft__now_ns()) {
 			timed_out = true;
 		} else {
-			weft__fworker *w = weft__fiber_current()->home;
-			bool vt = w->virtual_time;
-			if (vt)
-				w->fd_waits++; /* real events may come: no jumping the clock */
+			/* The fd's report comes from this worker's poller: the fiber
+			 * stays here until the wait is over (pinned: mn does not move
+			 * it), and fd_waits tells the worker to sleep in its poller,
+			 * not on its futex word, and under a virtual clock not to
+			 * jump the clock while real events may come. */
+			weft__fiber *f = weft__fiber_current();
+			weft__fworker *w = f->home;
+			f->pinned = true;
+			w->fd_waits++;
 			if (deadline == INT64_MAX)
 				weft__waiter_park_for(&g.waiter, WEFT__WAIT_FD);
 			else
 				timed_out = !weft__waiter_park_until(&g.waiter, WEFT__WAIT_FD,
 				                                     deadline);
-			if (vt)
-				w->fd_waits--;
+			w->fd_waits--;
+			f->pinned = false;
 		}
 	}
 	if (rc != 0 || now_ready > 0 || timed_out) {
