@@ -449,12 +449,13 @@ static void mixed_demo(bool quick)
 		print_stats_lines(rt, lines);
 		weft_rt_destroy(rt);
 	}
-	printf("   threads with 2 workers would hold a worker per sleep: %d x %lld ms / 2 =\n"
-	       "   %.1f s. fibers took %.1f ms in all, on one core (%.2f cores); mn parked\n"
+	printf("   threads with 2 workers would hold a kernel thread per sleeping task (its\n"
+	       "   2 workers, then up to 256 stand-ins at a time, for %d sleeps of %lld ms).\n"
+	       "   fibers took %.1f ms in all, on one core (%.2f cores); mn parked\n"
 	       "   the sleepers and the waiting root, ran the computation on %d of its\n"
 	       "   workers (%.2f cores) and finished it in %.2f times fibers' time%s.\n\n",
-	       N_SLEEPERS, (long long)(ns / 1000000), N_SLEEPERS * (double)ns / 2 / 1e9, wall_ms[0],
-	       cores[0], busy_workers[1], cores[1], comp_ms[1] / comp_ms[0],
+	       N_SLEEPERS, (long long)(ns / 1000000), wall_ms[0], cores[0], busy_workers[1],
+	       cores[1], comp_ms[1] / comp_ms[0],
 	       comp_ms[1] < 0.8 * comp_ms[0] ? ""
 	                                     : "\n   (no gain from the second core in this run)");
 }
@@ -491,12 +492,16 @@ static void waiting_demo(bool quick)
 		weft_rt_destroy(rt);
 	}
 	/* In lengths of one sleep: threads holds a worker per sleep (N / 2
-	 * back to back); a parked fiber frees its worker, so the sleeps
-	 * overlap and take about one length. Said from what was measured. */
+	 * back to back) until stand-in threads take the queued sleepers
+	 * (compensation, docs/models.md); a parked fiber frees its worker, so
+	 * the sleeps overlap and take about one length. Said from what was
+	 * measured. */
 	double sleep_ms = (double)ns / 1e6;
 	printf("   threads took %.1f sleep lengths (%d sleeps, 2 workers: %d back to back)%s\n",
 	       ms[0] / sleep_ms, N_NAPS, N_NAPS / 2,
-	       ms[0] >= 0.8 * sleep_ms * N_NAPS / 2 ? ":\n   each sleep held a worker." : ".");
+	       ms[0] >= 0.8 * sleep_ms * N_NAPS / 2
+	               ? ":\n   each sleep held a worker."
+	               : ":\n   stand-in threads ran the queued sleepers while the workers slept.");
 	for (size_t r = 1; r < N_RUNS; r++)
 		printf("   %s took %.1f: %s\n", weft_model_name(runs[r].model), ms[r] / sleep_ms,
 		       ms[r] < 0.25 * ms[0]
