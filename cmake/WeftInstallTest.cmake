@@ -25,17 +25,7 @@ foreach(_var WEFT_BINARY_DIR WEFT_STAGE WEFT_LIBDIR WEFT_CONSUMER_SOURCE WEFT_GE
 	endif()
 endforeach()
 
-# run(<what> <command...>): run a command, echo it, fail loudly if it fails.
-function(run what)
-	list(JOIN ARGN " " _line)
-	message(STATUS "${what}: ${_line}")
-	execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
-		ERROR_VARIABLE _out)
-	if(NOT _rc EQUAL 0)
-		message(FATAL_ERROR "${what} failed (${_rc}):\n${_line}\n${_out}")
-	endif()
-	set(run_output "${_out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/WeftRun.cmake")
 
 set(_work "${WEFT_BINARY_DIR}/consumer")
 if(WEFT_STAGE_READY)

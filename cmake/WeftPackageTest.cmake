@@ -14,16 +14,7 @@
 # WEFT_EXPECT_MPI, WEFT_EXPECT_MAN (1 or 0).
 cmake_minimum_required(VERSION 3.25)
 
-function(run what)
-	list(JOIN ARGN " " _line)
-	message(STATUS "${what}: ${_line}")
-	execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
-		ERROR_VARIABLE _out)
-	if(NOT _rc EQUAL 0)
-		message(FATAL_ERROR "${what} failed (${_rc}):\n${_line}\n${_out}")
-	endif()
-	set(run_output "${_out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/WeftRun.cmake")
 
 find_program(_dpkg dpkg REQUIRED)
 find_program(_cpack cpack HINTS "${CMAKE_COMMAND}/.." REQUIRED)

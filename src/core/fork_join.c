@@ -27,6 +27,8 @@ bool weft__take_back(weft_rt *rt, weft_task *t)
 	return true;
 }
 
+static void join_b(weft_rt *rt, weft_task *tb, weft_fn b, void *b_arg);
+
 int weft_fork_join(weft_rt *rt, weft_fn a, void *a_arg, weft_fn b, void *b_arg)
 {
 	if (!a || !b)
@@ -37,25 +39,37 @@ int weft_fork_join(weft_rt *rt, weft_fn a, void *a_arg, weft_fn b, void *b_arg)
 	int rc = weft__rt_check(rt);
 	if (rc)
 		return rc;
+	/* Called from a thread that is none of rt's workers (the main
+	 * thread): its halves are its work, a slice on its track while
+	 * tracing, as a loop's are (core/parallel.c). */
+	bool slice = weft__tls.rt != rt && rt->trace;
+	if (slice)
+		weft__trace(rt, WEFT__TRACE_JOIN_BEGIN, NULL, false);
 	weft_task tb;
 	weft_task_init(&tb, b, b_arg);
 	bool posted = weft__post_private(rt, &tb) == 0;
 	a(a_arg);
-	if (!posted) {
+	if (!posted)
 		b(b_arg);
-		return 0;
-	}
-	if (weft__take_back(rt, &tb)) {
+	else
+		join_b(rt, &tb, b, b_arg);
+	if (slice)
+		weft__trace(rt, WEFT__TRACE_INLINE_END, NULL, false);
+	return 0;
+}
+
+static void join_b(weft_rt *rt, weft_task *tb, weft_fn b, void *b_arg)
+{
+	if (weft__take_back(rt, tb)) {
 		/* Nobody took it: a task still as statistics and traces go. */
 		if (weft__observed(rt)) {
-			int64_t started = weft__inline_begin(rt, &tb);
+			int64_t started = weft__inline_begin(rt, tb);
 			b(b_arg);
-			weft__inline_end(rt, &tb, started);
+			weft__inline_end(rt, tb, started);
 		} else {
 			b(b_arg);
 		}
-	} else if (weft_wait(&tb) == WEFT_ECANCELED) {
+	} else if (weft_wait(tb) == WEFT_ECANCELED) {
 		b(b_arg); /* a cancelling destroy discarded it */
 	}
-	return 0;
 }

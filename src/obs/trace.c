@@ -162,7 +162,7 @@ static bool ends_flow(const event *e)
 static bool opens_inline(uint8_t kind)
 {
 	return kind == WEFT__TRACE_INLINE_BEGIN || kind == WEFT__TRACE_LOOP_BEGIN ||
-	       kind == WEFT__TRACE_HALF_BEGIN;
+	       kind == WEFT__TRACE_HALF_BEGIN || kind == WEFT__TRACE_JOIN_BEGIN;
 }
 
 static const char *const instant_names[WEFT__TRACE_KINDS] = {
@@ -234,11 +234,15 @@ static bool flow_ends(const writer *w, uint64_t id)
 static void begin_slice(writer *w, const track *k, const event *b, int64_t ts, bool first)
 {
 	double us = (double)(ts - w->tr->origin) / 1e3;
-	if (b->kind == WEFT__TRACE_LOOP_BEGIN || b->kind == WEFT__TRACE_HALF_BEGIN) {
+	if (b->kind == WEFT__TRACE_LOOP_BEGIN || b->kind == WEFT__TRACE_HALF_BEGIN ||
+	    b->kind == WEFT__TRACE_JOIN_BEGIN) {
 		fprintf(w->f,
 		        "%s{\"name\":\"%s\",\"cat\":\"loop\",\"ph\":\"B\",\"pid\":1,\"tid\":%d,"
 		        "\"ts\":%.3f}",
-		        sep(w), b->kind == WEFT__TRACE_LOOP_BEGIN ? "parallel loop" : "kept half",
+		        sep(w),
+		        b->kind == WEFT__TRACE_LOOP_BEGIN   ? "parallel loop"
+		        : b->kind == WEFT__TRACE_JOIN_BEGIN ? "fork-join"
+		                                            : "kept half",
 		        k->tid, us);
 		return;
 	}
@@ -340,6 +344,7 @@ static void write_event(writer *w, track *k, const event *e)
 	case WEFT__TRACE_INLINE_BEGIN:
 	case WEFT__TRACE_LOOP_BEGIN:
 	case WEFT__TRACE_HALF_BEGIN:
+	case WEFT__TRACE_JOIN_BEGIN:
 		begin_slice(w, k, e, e->ts, e->kind == WEFT__TRACE_INLINE_BEGIN);
 		push(w, k, e);
 		break;

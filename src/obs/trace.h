@@ -31,6 +31,7 @@ typedef enum weft__trace_kind {
 	WEFT__TRACE_INLINE_BEGIN, /* a task taken back and run by its poster: flow end */
 	WEFT__TRACE_LOOP_BEGIN,   /* a loop called from a thread that is no worker */
 	WEFT__TRACE_HALF_BEGIN,   /* a loop's half that such a caller kept and ran */
+	WEFT__TRACE_JOIN_BEGIN,   /* weft_fork_join called from a thread that is no worker */
 	WEFT__TRACE_INLINE_END,
 	WEFT__TRACE_KINDS
 } weft__trace_kind;
