@@ -79,8 +79,12 @@ typedef struct weft__fiber {
 	_Atomic(weft__fworker *) home;
 	_Atomic int on_cpu; /* entered, and the switch away from it not done */
 	bool pinned;        /* a timer or fd interest at home: may not move */
-	weft_task *task;    /* the task on it, NULL while it runs the worker loop */
-	weft_task *first;   /* a new loop fiber: the task to start first, or NULL */
+	/* Calls that must return on the thread they were made on (the I/O
+	 * calls of weft/io.h: a caller may hold errno's address across
+	 * them) hold a pin for their length; owner only. */
+	int pins;
+	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
+	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
 	_Atomic int state;
 	/* Queued while a second wake-up may still come (a tick queued it, or a
 	 * timed park whose timer and waker both fire): it may be READY_WOKEN. */
@@ -245,7 +249,7 @@ bool weft__fworker_has_pending(weft__fworker *w);
 static inline bool weft__fiber_movable(const weft_task *t)
 {
 	const weft__fiber *f = t->fiber_;
-	return f && !f->pinned;
+	return f && !f->pinned && f->pins == 0;
 }
 
 /* Adds w's counters into *s (the model's stats op). */

@@ -353,13 +353,13 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 			timed_out = true;
 		} else {
 			/* The fd's report comes from this worker's poller: the fiber
-			 * stays here until the wait is over (pinned: mn does not move
-			 * it), and fd_waits tells the worker to sleep in its poller,
+			 * stays here until the wait is over (a pin: mn does not move
+			 * it, and the call returns on the thread it was made on), and fd_waits tells the worker to sleep in its poller,
 			 * not on its futex word, and under a virtual clock not to
 			 * jump the clock while real events may come. */
 			weft__fiber *f = weft__fiber_current();
 			weft__fworker *w = f->home;
-			f->pinned = true;
+			f->pins++;
 			w->fd_waits++;
 			if (deadline == INT64_MAX)
 				weft__waiter_park_for(&g.waiter, WEFT__WAIT_FD);
@@ -367,7 +367,7 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 				timed_out = !weft__waiter_park_until(&g.waiter, WEFT__WAIT_FD,
 				                                     deadline);
 			w->fd_waits--;
-			f->pinned = false;
+			f->pins--;
 		}
 	}
 	if (rc != 0 || now_ready > 0 || timed_out) {

@@ -173,6 +173,8 @@ static ssize_t ring_call(weft__ring *r, const file_call *c, int64_t deadline)
 	}
 }
 
+static ssize_t waited_call(weft__fiber *f, const file_call *c, size_t done, int64_t deadline);
+
 static ssize_t file_call_run(file_call *c, int64_t deadline)
 {
 	if (deadline != INT64_MAX && weft__now_ns() >= deadline) {
@@ -199,6 +201,18 @@ static ssize_t file_call_run(file_call *c, int64_t deadline)
 			return n;
 		done = n > 0 ? (size_t)n : 0; /* a read the page cache held in part */
 	}
+	/* The call returns on this thread (errno's, too): the fiber does not
+	 * move while it waits (engine.h, pins). */
+	f->pins++;
+	ssize_t m = waited_call(f, c, done, deadline);
+	f->pins--;
+	if (done == 0)
+		return m;
+	return m > 0 ? (ssize_t)done + m : (ssize_t)done; /* an error after a part: the part */
+}
+
+static ssize_t waited_call(weft__fiber *f, const file_call *c, size_t done, int64_t deadline)
+{
 	file_call rest = *c;
 	rest.buf = (char *)c->buf + done;
 	rest.len -= done;
@@ -214,9 +228,7 @@ static ssize_t file_call_run(file_call *c, int64_t deadline)
 	}
 	if (m == (ssize_t)WEFT__RING_FULL)
 		m = on_pool(rt, &rest, deadline);
-	if (done == 0)
-		return m;
-	return m > 0 ? (ssize_t)done + m : (ssize_t)done; /* an error after a part: the part */
+	return m;
 }
 
 ssize_t weft_pread(int fd, void *buf, size_t len, off_t off, int64_t deadline)
