@@ -285,7 +285,7 @@ __attribute__((noinline)) static void task_returned(weft_task *outer,
 	weft__tls.locals = outer_locals;
 }
 
-__attribute__((noinline)) static int weft__tls_index(void)
+__attribute__((noinline, unused)) static int weft__tls_index(void) /* unused without <sys/sdt.h> */
 {
 	return weft__tls.index;
 }
