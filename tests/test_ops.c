@@ -155,7 +155,10 @@ static void names(void)
 	assert_rc(0, weft_cancel(&later));
 	assert_rc(WEFT_ECANCELED, weft_wait(&later));
 	weft_rt_destroy(rt);
-	assert_int_equal(named, workers);
+	/* Every worker is named; a thread being created bears its creator's
+	 * name until it names itself (a pool thread a worker starts is
+	 * weft-<model>-<i> for a moment), so more may be seen. */
+	assert_true(named >= workers);
 	assert_int_equal(threads_named(prefix), 0); /* all joined */
 	/* weft_blocking's pool threads live until idle or the destroy. */
 	assert_int_equal(threads_named("weft-blocking"), 0);
