@@ -573,10 +573,12 @@ static void fork_child(void *arg)
 #ifdef __SANITIZE_THREAD__
 	_exit(0);
 #endif
-	/* Nor under ASan on spawn, where the child's first pthread_create has
-	 * hung once (60 s) behind the parent's task threads, ended but maybe
-	 * still exiting at the fork; spawn has no ring to rebuild. */
-	if (WT_SANITIZER && wt.model == WEFT_MODEL_SPAWN)
+	/* Nor under ASan, where the child's first threads have hung (60 s)
+	 * behind the parent's threads at the fork: once in 196 runs on spawn,
+	 * once in a full run on mn w8 (ASan's own locks, as in
+	 * edges.fork_holding_locks). The release build tests the rings the
+	 * child makes afresh. */
+	if (WT_SANITIZER)
 		_exit(0);
 	weft_config cfg;
 	wt_config(&cfg);
