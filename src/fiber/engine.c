@@ -538,12 +538,12 @@ bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadl
 	/* The timer and the waker may both unpark it: the second wake-up
 	 * lands while it is queued (READY_WOKEN) and must be kept. */
 	f->rewakable = true;
-	f->pinned = true; /* its timer is w's */
+	weft__fiber_pin_set(f, true); /* its timer is w's */
 	weft__fiber_park(f, why);
 	bool woken = f->wait_result != WEFT_ETIMEDOUT;
 	if (woken)
 		weft__timers_remove(&w->timers, &f->timer);
-	f->pinned = false;
+	weft__fiber_pin_set(f, false);
 	nopreempt_add(-1);
 	return woken;
 }
@@ -606,7 +606,7 @@ void weft__fiber_sleep(int64_t ns)
 	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
 	weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), ns));
-	f->pinned = true; /* its timer is w's until it fires (on w) */
+	weft__fiber_pin_set(f, true); /* its timer is w's until it fires (on w) */
 	weft__fiber_park(f, WEFT__WAIT_SLEEP);
 	nopreempt_add(-1);
 }
@@ -627,7 +627,7 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	w->fd_waits++;
 	/* Its fd interest and timer are w's until fd_ready or the timer
 	 * (on w) took both away: then it may move. */
-	f->pinned = true;
+	weft__fiber_pin_set(f, true);
 	weft__fiber_park(f, WEFT__WAIT_FD);
 	nopreempt_add(-1);
 	return f->wait_result;
@@ -708,10 +708,10 @@ static void on_tick(void *ctx, uintptr_t pc)
 	f->task = t; /* an awaited task it ran inline may have just ended */
 	/* It returns through this signal handler's frame: it resumes on
 	 * this worker (pinned), not another. */
-	f->pinned = true;
+	weft__fiber_pin_set(f, true);
 	w->ops->ready(w, t, WEFT__READY_YIELDED);
 	switch_away(w, f);
-	f->pinned = false;
+	weft__fiber_pin_set(f, false);
 	weft__tls.nopreempt--;
 }
 

@@ -78,11 +78,14 @@ typedef struct weft__fiber {
 	 * enters it, read by wakers once it parked. */
 	_Atomic(weft__fworker *) home;
 	_Atomic int on_cpu; /* entered, and the switch away from it not done */
-	bool pinned;        /* a timer or fd interest at home: may not move */
+	/* Written by the thread running the fiber or its worker, read by
+	 * thieves (weft__fiber_movable): relaxed atomics, a stale read only
+	 * delays a move. */
+	_Atomic bool pinned; /* a timer or fd interest at home: may not move */
 	/* Calls that must return on the thread they were made on (the I/O
 	 * calls of weft/io.h: a caller may hold errno's address across
-	 * them) hold a pin for their length; owner only. */
-	int pins;
+	 * them) hold a pin for their length. */
+	_Atomic int pins;
 	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
 	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
 	_Atomic int state;
@@ -244,12 +247,25 @@ void weft__fworker_expire_timers(weft__fworker *w);
 bool weft__fworker_progress_came(void *ctx);
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
+static inline void weft__fiber_pin_set(weft__fiber *f, bool on)
+{
+	atomic_store_explicit(&f->pinned, on, memory_order_relaxed);
+}
+
+/* Only the fiber itself adds or drops a pin: no locked instruction. */
+static inline void weft__fiber_pins_add(weft__fiber *f, int d)
+{
+	int n = atomic_load_explicit(&f->pins, memory_order_relaxed);
+	atomic_store_explicit(&f->pins, n + d, memory_order_relaxed);
+}
+
 /* Whether t's fiber, queued to resume on another worker, may move to the
  * caller's (no timer or fd interest armed). Under the queue's lock. */
 static inline bool weft__fiber_movable(const weft_task *t)
 {
-	const weft__fiber *f = t->fiber_;
-	return f && !f->pinned && f->pins == 0;
+	weft__fiber *f = t->fiber_;
+	return f && !atomic_load_explicit(&f->pinned, memory_order_relaxed) &&
+	       atomic_load_explicit(&f->pins, memory_order_relaxed) == 0;
 }
 
 /* Adds w's counters into *s (the model's stats op). */

@@ -46,7 +46,7 @@ static void fd_ready(void *token, short revents, void *ctx)
 	f->wait_result = revents;
 	f->wait_fd = -1;
 	w->fd_waits--;
-	f->pinned = false; /* nothing of it left on w */
+	weft__fiber_pin_set(f, false); /* nothing of it left on w */
 	weft__fiber_unpark(f);
 }
 
@@ -64,7 +64,7 @@ void weft__fworker_expire_timers(weft__fworker *w)
 			w->fd_waits--;
 		}
 		f->wait_result = WEFT_ETIMEDOUT; /* wait_fd, park_until */
-		f->pinned = false;               /* nothing of it left on w */
+		weft__fiber_pin_set(f, false);   /* nothing of it left on w */
 		weft__fiber_unpark(f);
 	}
 }

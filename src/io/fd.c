@@ -359,7 +359,7 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 			 * jump the clock while real events may come. */
 			weft__fiber *f = weft__fiber_current();
 			weft__fworker *w = f->home;
-			f->pins++;
+			weft__fiber_pins_add(f, 1);
 			w->fd_waits++;
 			if (deadline == INT64_MAX)
 				weft__waiter_park_for(&g.waiter, WEFT__WAIT_FD);
@@ -367,7 +367,7 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 				timed_out = !weft__waiter_park_until(&g.waiter, WEFT__WAIT_FD,
 				                                     deadline);
 			w->fd_waits--;
-			f->pins--;
+			weft__fiber_pins_add(f, -1);
 		}
 	}
 	if (rc != 0 || now_ready > 0 || timed_out) {

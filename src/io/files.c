@@ -203,9 +203,9 @@ static ssize_t file_call_run(file_call *c, int64_t deadline)
 	}
 	/* The call returns on this thread (errno's, too): the fiber does not
 	 * move while it waits (engine.h, pins). */
-	f->pins++;
+	weft__fiber_pins_add(f, 1);
 	ssize_t m = waited_call(f, c, done, deadline);
-	f->pins--;
+	weft__fiber_pins_add(f, -1);
 	if (done == 0)
 		return m;
 	return m > 0 ? (ssize_t)done + m : (ssize_t)done; /* an error after a part: the part */
