@@ -95,8 +95,8 @@ typedef struct weft__fiber {
 	bool joining; /* parked in a join: resumed before new work */
 	bool traced;  /* its task's first run segment is in the trace */
 	weft__timer timer;
-	int wait_fd; /* fd of a wait_fd in progress, or -1 */
-	int wait_result;
+	int wait_fd;             /* fd of a wait_fd in progress, or -1 */
+	_Atomic int wait_result; /* written by the waker or the timer side, read by the fiber */
 	struct weft__fiber *next_spare;
 } weft__fiber;
 

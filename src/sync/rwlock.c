@@ -266,6 +266,13 @@ static int queue_and_park(weft__sync *s, bool reader, int64_t *since, int64_t de
 	return WEFT_ETIMEDOUT;
 }
 
+/* Read afresh after every park: under mn the fiber may resume on another
+ * thread, and an inlined read may reuse the old thread's address. */
+static __attribute__((noinline)) bool on_fiber(void)
+{
+	return weft__tls.fiber != NULL;
+}
+
 static int lock_until(weft_rwlock *l, bool reader, int64_t deadline)
 {
 	if (!l)
@@ -275,7 +282,7 @@ static int lock_until(weft_rwlock *l, bool reader, int64_t deadline)
 	int64_t since = 0; /* when we first queued */
 	for (;;) {
 		/* A fiber does not spin: its worker cannot run the holder. */
-		int spins = weft__tls.fiber ? 0 : SPINS;
+		int spins = on_fiber() ? 0 : SPINS;
 		uint32_t old = atomic_load_explicit(st, memory_order_relaxed);
 		for (;;) {
 			if (reader ? can_read(old) : can_write(old)) {
