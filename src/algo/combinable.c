@@ -67,9 +67,8 @@ int weft_combinable_init(weft_combinable *c, size_t size, weft_slot_init_fn init
 }
 
 /* The calling thread's owner key: read afresh on every call (a fiber may
- * have moved since the last one). noinline keeps a caller in this file
- * from reusing a thread-local address across a park. */
-static __attribute__((noinline)) void owner(const void **rt, uint64_t *who)
+ * have moved since the last one). */
+static void owner(const void **rt, uint64_t *who)
 {
 	/* A compensation stand-in carries its blocked worker's index, and may
 	 * still finish a task when that worker's wait has ended: it keys its
@@ -112,6 +111,9 @@ static __attribute__((noinline)) void *local_slot(weft_combinable *c)
 		while (!__atomic_compare_exchange_n((cslot **)&c->head, &found->next, found, true,
 		                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
+		/* init may have parked, and k be another thread's by now: the
+		 * next call caches it. */
+		return data_of(found);
 	}
 	*k = (cache){c->id, rt, who, data_of(found)};
 	return data_of(found);

@@ -438,9 +438,50 @@ typedef struct weft__thread_ctx {
 	bool standin;
 } weft__thread_ctx;
 
-/* initial-exec: one instruction to reach it, also from libweft.so; the
- * struct is small enough for the static TLS space glibc keeps for dlopen. */
-extern _Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec")));
+/* initial-exec: a fixed offset from the thread pointer, also from
+ * libweft.so; the struct is small enough for the static TLS space glibc
+ * keeps for dlopen. Reached only through weft__tls. */
+extern _Thread_local weft__thread_ctx weft__tls_storage __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's weft__thread_ctx, its address computed afresh at
+ * every use. A fiber that parks may resume on another thread (fibers that
+ * move, engine.h), but compilers treat the thread pointer as constant
+ * within a function (GCC PR 26461): an address of a thread-local computed
+ * before a park and kept in a register after it is the old thread's. On
+ * aarch64 GCC keeps tpidr_el0 across calls whenever it can, and on x86-64
+ * a sanitizer's instrumentation or any &thread_local does the same with
+ * %fs:0. A volatile asm that reads the thread pointer cannot be reused
+ * across the switch; the offset is the initial-exec one the compiler
+ * would load (relaxed to a constant by the linker in executables). Two
+ * instructions and an add, as the compiler's own access. */
+#if !((defined(__x86_64__) || defined(__aarch64__)) && defined(__ELF__))
+__attribute__((noinline)) weft__thread_ctx *weft__tls_address(void);
+#endif
+
+static inline __attribute__((always_inline)) weft__thread_ctx *weft__tls_self(void)
+{
+	weft__thread_ctx *self;
+#if defined(__x86_64__) && defined(__ELF__)
+	__asm__ volatile("movq weft__tls_storage@gottpoff(%%rip), %0\n\t"
+	                 "addq %%fs:0, %0"
+	                 : "=r"(self));
+#elif defined(__aarch64__) && defined(__ELF__)
+	uintptr_t tp;
+	__asm__ volatile("adrp %0, :gottprel:weft__tls_storage\n\t"
+	                 "ldr %0, [%0, #:gottprel_lo12:weft__tls_storage]\n\t"
+	                 "mrs %1, tpidr_el0\n\t"
+	                 "add %0, %0, %1"
+	                 : "=&r"(self), "=r"(tp));
+#else
+	/* Elsewhere an opaque step the compiler cannot see through or keep:
+	 * the address passes through a volatile asm, and the function is out
+	 * of line so the thread pointer is read in a frame that ends. */
+	self = weft__tls_address();
+#endif
+	return self;
+}
+
+#define weft__tls (*weft__tls_self())
 
 /* The per-worker slot of rt that the calling thread writes to: its worker
  * index when it is one of rt's workers, else `shared` (statistics and

@@ -18,7 +18,17 @@
 #include "io/pool.h"
 #include "obs/probes.h"
 
-_Thread_local weft__thread_ctx weft__tls __attribute__((tls_model("initial-exec"))) = {.index = -1};
+_Thread_local weft__thread_ctx weft__tls_storage
+        __attribute__((tls_model("initial-exec"))) = {.index = -1};
+
+#if !((defined(__x86_64__) || defined(__aarch64__)) && defined(__ELF__))
+weft__thread_ctx *weft__tls_address(void)
+{
+	weft__thread_ctx *self = &weft__tls_storage;
+	__asm__ volatile("" : "+r"(self)); /* not a const function: never merged */
+	return self;
+}
+#endif
 
 static const weft__model_ops *const models[] = {
         [WEFT_MODEL_THREADS] = &weft__model_threads,

@@ -273,11 +273,8 @@ void weft__task_finish(weft_task *t, weft_task_state end)
 }
 
 /* After a task's function returned, which may have run on another
- * thread by then (mn moves fibers): out of line, so the thread-locals are
- * addressed anew (the compiler may keep the thread pointer across the
- * call in this function; fiber/engine.c says where it does). */
-__attribute__((noinline)) static void task_returned(weft_task *outer,
-                                                    struct weft__locals *outer_locals)
+ * thread by then (mn moves fibers): weft__tls is that thread's. */
+static void task_returned(weft_task *outer, struct weft__locals *outer_locals)
 {
 	if (weft__tls.locals)
 		weft__locals_end(); /* still the task's: destructors see it */

@@ -30,15 +30,6 @@
 #include "io/uring.h"
 #include "obs/probes.h"
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define WEFT__HAS_SANITIZER 1
-#endif
-#endif
-#ifndef WEFT__HAS_SANITIZER
-#define WEFT__HAS_SANITIZER 0
-#endif
-
 #define STACK_CACHE       1024 /* free stacks a worker keeps for reuse */
 #define MAX_SPARES        8    /* loop fibers kept ready to go on */
 /* Quanta a fiber holding a weft_mutex may overrun before it is preempted
@@ -46,21 +37,11 @@
  * fiber that keeps a mutex locked cannot keep the worker. */
 #define MUTEX_GRACE_TICKS 2
 
-/* After a switch a fiber may run on another thread (fibers that move), but
- * a compiler may keep the thread pointer it computed before the switch for
- * the thread-locals it touches after: x86-64 addresses thread-locals
- * %fs-relative at every access, but a sanitizer's instrumentation takes
- * their address, and other architectures read the thread pointer into a
- * register (aarch64's tpidr_el0). There, what touches weft__tls on both
- * sides of a switch is kept out of line: each call reads it anew. */
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__) && \
-        !WEFT__HAS_SANITIZER
-#define AFTER_SWITCH inline __attribute__((always_inline))
-#else
-#define AFTER_SWITCH __attribute__((noinline))
-#endif
+/* After a switch a fiber may run on another thread (fibers that move):
+ * weft__tls reads the thread pointer afresh at every use (core/internal.h),
+ * so what touches it on both sides of a switch needs no care here. */
 
-static AFTER_SWITCH void nopreempt_add(int d)
+static inline void nopreempt_add(int d)
 {
 	weft__tls.nopreempt += d;
 }
@@ -190,7 +171,7 @@ static weft__fiber *loop_fiber(weft__fworker *w)
 }
 
 /* Bookkeeping for g becoming the running fiber, just before the switch. */
-static AFTER_SWITCH void enter(weft__fworker *w, weft__fiber *g)
+static inline void enter(weft__fworker *w, weft__fiber *g)
 {
 	weft__fworker *from = atomic_load_explicit(&g->home, memory_order_relaxed);
 	if (__builtin_expect(from != w, 0)) {
@@ -266,7 +247,7 @@ static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 }
 
 /* After a task run on loop fiber f, which may have moved meanwhile. */
-static AFTER_SWITCH void inline_run_done(weft__fiber *f)
+static inline void inline_run_done(weft__fiber *f)
 {
 	weft__tls.nopreempt = 1;
 	f->task = NULL;
@@ -456,7 +437,7 @@ static void switch_away(weft__fworker *w, weft__fiber *f)
 
 #define INLINE_STACK_RESERVE 16384 /* bytes a fiber keeps free for what it runs inline */
 
-static AFTER_SWITCH void awaited_run_done(weft__fiber *f)
+static inline void awaited_run_done(weft__fiber *f)
 {
 	weft__stack_set_current(f->stack, f->task);
 }

@@ -79,9 +79,7 @@ static _Atomic uint32_t *word(weft__sync *s)
  * tick defers preempting a holder; a kernel thread does not run other tasks
  * while it waits holding one (task.c). Counted before the CAS that takes
  * the mutex: a tick must never find a holder uncounted. */
-/* Out of line: called after a park, on whichever thread the fiber then
- * runs on (fiber/engine.c: fibers that move). */
-__attribute__((noinline)) static void held(int delta)
+static void held(int delta)
 {
 	if (weft__tls.mutexes_held + delta >= 0) {
 		weft__tls.mutexes_held += delta;

@@ -266,9 +266,7 @@ static int queue_and_park(weft__sync *s, bool reader, int64_t *since, int64_t de
 	return WEFT_ETIMEDOUT;
 }
 
-/* Read afresh after every park: under mn the fiber may resume on another
- * thread, and an inlined read may reuse the old thread's address. */
-static __attribute__((noinline)) bool on_fiber(void)
+static bool on_fiber(void)
 {
 	return weft__tls.fiber != NULL;
 }
