@@ -44,7 +44,7 @@ typedef struct weft_stats {
 	        steal_attempts; /**< mn: searches of other workers' deques (steals: the ones that took a task) */
 	uint64_t spins; /**< mn: looks for work by idle workers before they sleep */
 	uint64_t
-	        standins; /**< threads, spawn: stand-in threads started to run queued tasks while every worker was blocked in a weft wait (compensation, docs/models.md) */
+	        standins; /**< threads, spawn: stand-ins started (a thread created, or a spare one called) to run queued tasks while every worker was blocked in a weft wait (compensation, docs/models.md) */
 	uint64_t reserved[5]; /**< room to grow without breaking the ABI */
 } weft_stats;
 

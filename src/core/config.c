@@ -505,7 +505,7 @@ int weft__config_resolve(weft_rt *rt, const weft_config *in)
 	                   "microseconds from 100 to 4294967295", &boost, NULL)) ||
 	    (rc = env_long("WEFT_STANDINS", 0, WEFT__MAX_STANDINS, "integers from 0 to 256",
 	                   &standins, NULL)) ||
-	    (rc = env_long("WEFT_STANDIN_GRACE_US", 1, 1000000, "microseconds from 1 to 1000000",
+	    (rc = env_long("WEFT_STANDIN_GRACE_US", 0, 1000000, "microseconds from 0 to 1000000",
 	                   &grace, NULL)))
 		return rc;
 	rt->standin_cap = (int)standins;

@@ -278,13 +278,15 @@ extern const weft__model_ops weft__model_mn;
 /* The most stand-ins a runtime runs at once (WEFT_STANDINS), and the
  * default. */
 #define WEFT__MAX_STANDINS     256
-#define WEFT__DEFAULT_GRACE_US 100
+#define WEFT__DEFAULT_GRACE_US 0
 
 /* A stand-in thread's place in its runtime (core/standin.c): FREE, ALIVE
- * (started, its thread running), EXITED (to be joined). */
+ * (standing in), SPARE (its thread waits to be called again), LEAVING (its
+ * thread on its way out), EXITED (to be joined). */
 typedef struct weft__standin_slot {
 	_Atomic int state;
-	int index; /* the worker index it carries */
+	_Atomic uint32_t call; /* futex word of a spare: called or dismissed */
+	int index;             /* the worker index it carries */
 	pthread_t thread;
 	struct weft_rt *rt;
 } weft__standin_slot;
@@ -356,7 +358,8 @@ struct weft_rt {
 	_Atomic uint64_t standins_started;
 	int standin_cap;          /* WEFT_STANDINS, read at create */
 	int64_t standin_grace_ns; /* WEFT_STANDIN_GRACE_US, read at create */
-	weft__lock standin_lock;  /* slot states FREE -> ALIVE, and joins */
+	weft__lock standin_lock;  /* slot states, spares' calls, and joins */
+	bool standins_closing;    /* destroy: spares are dismissed, none lingers */
 	weft__standin_slot standin[WEFT__MAX_STANDINS];
 
 	/* Capacity accounting, touched only when cfg.queue_capacity > 0:

@@ -13,28 +13,30 @@
  * queued work starves, and Go by handing a blocked thread's P to another.
  *
  * When. Compensation is for what cannot otherwise progress: every thread
- * of the runtime (its workers and the stand-ins alive) has been in a weft
- * wait for longer than a grace period (WEFT_STANDIN_GRACE_US, 100 us by
- * default) while tasks are queued. Not sooner: most waits end within
- * microseconds (a mutex hand-off, a channel with both ends running), and a
- * thread started for each would cost more than the wait. Not when any
+ * of the runtime (its workers and the stand-ins alive) has gone to sleep
+ * in a weft wait while tasks are queued. The waiter's spin before it
+ * sleeps (waiter.c) is the grace: most waits end within it (a mutex
+ * hand-off, a channel with both ends running) and cost nothing more; one
+ * that sleeps costs a futex wait and a wake-up anyway, beside which a
+ * shared counter's two updates are small. A longer grace,
+ * WEFT_STANDIN_GRACE_US, was 100 us by default: at one worker a condition
+ * released by a queued task then took 3.1-3.5x its time at two workers,
+ * against 1.9-2.2x without (bench/compensation, 2 CPUs, load 3-7). Not when any
  * thread runs or idles: a running worker takes the queued tasks after its
  * own, and an idle one is woken by the post (under threads, a blocked
  * worker's batch and own posts are handed to the shared queue when its wait
  * turns long, so they are takeable). So the number of threads running
  * tasks never exceeds the workers but by stand-ins for blocked ones.
  *
- * How the grace period is checked. Neither a monitor thread (Go's sysmon
- * wakes every 20 us to 10 ms, .NET's gate thread every 500 ms) nor a
- * wake-up per wait: the waiting thread sleeps with a timeout of the grace
- * period instead of none (a timer the kernel cancels when the wake-up
- * comes first, the common case, so a short wait costs nothing more and
- * writes no shared line). If the timeout fires, the wait is long: the
- * thread counts itself in rt->blocked (one shared write, and one when it
- * ends), lets the model make its held tasks takeable (block_begin), and if
- * every thread is now blocked with tasks queued starts a stand-in. It then
- * sleeps without a timeout: whoever changes that state looks again, so
- * nobody polls:
+ * How a long wait is seen. Neither a monitor thread (Go's sysmon wakes
+ * every 20 us to 10 ms, .NET's gate thread every 500 ms) nor a wake-up per
+ * wait: as it goes to sleep (or, with a grace period set, when a timeout
+ * of that length fires, a timer the kernel cancels when the wake-up comes
+ * first) the thread counts itself in rt->blocked (one shared write, and one
+ * when it ends), lets the model make its held tasks takeable
+ * (block_begin), and if every thread is now blocked with tasks queued
+ * starts a stand-in. It then sleeps without a timeout: whoever changes
+ * that state looks again, so nobody polls:
  *   - a thread whose wait turns long later looks (it may be the last);
  *   - a post from outside (threads, spawn) reads rt->blocked after making
  *     its task visible, and looks when it is non-zero (weft__standin_poke);
@@ -58,10 +60,15 @@
  * (a timeout of 250 ms), and when every thread has been blocked for a
  * second with tasks queued, it prints once which of the three it is.
  *
- * Shared writes per wait: none for a wait shorter than the grace period;
- * two atomic adds on rt->blocked's line for a longer one, plus the model's
- * block_begin (threads: one lock of the ready queue when the worker holds
- * a batch or own posts). */
+ * Shared writes per wait: none for a wait that ends while its thread
+ * spins; two atomic adds on rt->blocked's line for one that sleeps, plus
+ * the model's block_begin (threads: one lock of the ready queue when the
+ * worker holds a batch or own posts). On 16-64 cores that line is written
+ * twice per sleep, beside the futex wait and wake-up the sleep costs.
+ *
+ * Spares. A stand-in no longer needed waits LINGER_NS for the next need
+ * (a futex wake-up calls it) before it exits: a thread creation and a
+ * join per compensation cost more than the wait they cure here. */
 #include <sched.h>
 
 #include "core/clock.h"
@@ -69,9 +76,15 @@
 #include "core/standin.h"
 #include "sync/waiter.h"
 
-enum { FREE, ALIVE, EXITED };
+enum { FREE, ALIVE, SPARE, LEAVING, EXITED };
+enum { UNCALLED, CALLED, DISMISSED }; /* a spare's call word */
 
 #define DEADLOCK_AFTER_NS 1000000000
+/* How long a stand-in that is no longer needed waits as a spare: a program
+ * whose waits turn long now and then (a consumer posted before its
+ * producer, in a loop) gets its next stand-in with a futex wake-up instead
+ * of a thread creation and a join, tens of microseconds each here. */
+#define LINGER_NS         20000000
 #define WATCH_NS          (DEADLOCK_AFTER_NS / 4)
 
 /* ------------------------------------------------------------ deep nesting */
@@ -189,11 +202,9 @@ static bool cannot_cure(weft_rt *rt)
 	       atomic_load_explicit(&rt->standin_refused, memory_order_relaxed);
 }
 
-static void *standin_main(void *arg)
+/* Runs queued tasks while the runtime needs a stand-in. */
+static void stand_in(weft_rt *rt)
 {
-	weft__standin_slot *s = arg;
-	weft_rt *rt = s->rt;
-	take_place(rt, s->index, true);
 	for (;;) {
 		/* While no more threads run than there are workers, and tasks
 		 * are queued. */
@@ -213,7 +224,42 @@ static void *standin_main(void *arg)
 		if (!stay)
 			break;
 	}
-	take_place(NULL, -1, false);
+}
+
+/* Waits LINGER_NS as a spare; true when start called it again (it is then
+ * ALIVE and counted), false when it is to leave (LEAVING). */
+static bool linger(weft_rt *rt, weft__standin_slot *s)
+{
+	weft__lock_acquire(&rt->standin_lock);
+	bool closing = rt->standins_closing;
+	atomic_store_explicit(&s->call, UNCALLED, memory_order_relaxed);
+	atomic_store_explicit(&s->state, closing ? LEAVING : SPARE, memory_order_relaxed);
+	weft__lock_release(&rt->standin_lock);
+	if (closing)
+		return false;
+	int64_t until = weft__now_ns() + LINGER_NS, left;
+	while (atomic_load_explicit(&s->call, memory_order_acquire) == UNCALLED &&
+	       (left = until - weft__now_ns()) > 0)
+		weft__futex_wait(&s->call, UNCALLED, left);
+	/* Called, dismissed or timed out: under the lock, so that a start
+	 * either called it before this or finds it LEAVING. */
+	weft__lock_acquire(&rt->standin_lock);
+	bool called = atomic_load_explicit(&s->call, memory_order_relaxed) == CALLED;
+	if (!called)
+		atomic_store_explicit(&s->state, LEAVING, memory_order_relaxed);
+	weft__lock_release(&rt->standin_lock);
+	return called;
+}
+
+static void *standin_main(void *arg)
+{
+	weft__standin_slot *s = arg;
+	weft_rt *rt = s->rt;
+	do {
+		take_place(rt, s->index, true);
+		stand_in(rt);
+		take_place(NULL, -1, false);
+	} while (linger(rt, s));
 	atomic_store_explicit(&s->state, EXITED, memory_order_release); /* rt's last touch */
 	return NULL;
 }
@@ -238,14 +284,25 @@ static void start(weft_rt *rt, int index)
 		return;
 	weft__lock_acquire(&rt->standin_lock);
 	reap(rt);
-	weft__standin_slot *s = NULL;
+	weft__standin_slot *s = NULL, *spare = NULL;
 	if (atomic_load(&rt->standins_alive) < rt->standin_cap && stuck(rt)) {
-		for (int i = 0; i < WEFT__MAX_STANDINS && !s; i++)
-			if (atomic_load_explicit(&rt->standin[i].state, memory_order_relaxed) ==
-			    FREE)
+		for (int i = 0; i < WEFT__MAX_STANDINS && !spare; i++) {
+			int state =
+			        atomic_load_explicit(&rt->standin[i].state, memory_order_relaxed);
+			if (state == SPARE)
+				spare = &rt->standin[i];
+			else if (state == FREE && !s)
 				s = &rt->standin[i];
+		}
 	}
-	if (s) {
+	if (spare) {
+		spare->index = index >= 0 && index < rt->cfg.workers ? index : 0;
+		atomic_store_explicit(&spare->state, ALIVE, memory_order_relaxed);
+		atomic_fetch_add(&rt->standins_alive, 1);
+		atomic_fetch_add_explicit(&rt->standins_started, 1, memory_order_relaxed);
+		atomic_store_explicit(&spare->call, CALLED, memory_order_release);
+		weft__futex_wake(&spare->call, 1);
+	} else if (s) {
 		s->rt = rt;
 		s->index = index >= 0 && index < rt->cfg.workers ? index : 0;
 		atomic_store_explicit(&s->state, ALIVE, memory_order_relaxed);
@@ -271,10 +328,24 @@ void weft__standin_join_all(weft_rt *rt)
 {
 	if (!compensates(rt))
 		return;
+	weft__lock_acquire(&rt->standin_lock);
+	rt->standins_closing = true; /* a stand-in leaving now lingers no more */
 	for (int i = 0; i < WEFT__MAX_STANDINS; i++) {
 		weft__standin_slot *s = &rt->standin[i];
-		/* Every task has finished: an alive stand-in is on its way out. */
-		while (atomic_load_explicit(&s->state, memory_order_acquire) == ALIVE)
+		if (atomic_load_explicit(&s->state, memory_order_relaxed) == SPARE) {
+			atomic_store_explicit(&s->state, LEAVING, memory_order_relaxed);
+			atomic_store_explicit(&s->call, DISMISSED, memory_order_release);
+			weft__futex_wake(&s->call, 1);
+		}
+	}
+	weft__lock_release(&rt->standin_lock);
+	for (int i = 0; i < WEFT__MAX_STANDINS; i++) {
+		weft__standin_slot *s = &rt->standin[i];
+		/* Every task has finished: an alive stand-in is on its way out,
+		 * and a spare was dismissed above. */
+		int state;
+		while ((state = atomic_load_explicit(&s->state, memory_order_acquire)) == ALIVE ||
+		       state == LEAVING)
 			sched_yield();
 		if (atomic_load_explicit(&s->state, memory_order_acquire) == EXITED) {
 			pthread_join(s->thread, NULL);

@@ -121,8 +121,8 @@ static void print(weft_rt *rt, FILE *out)
 	        (unsigned long long)s.wakeups);
 	if (s.standins)
 		fprintf(out,
-		        "weft: stand-in threads %llu (started while every worker was blocked in a "
-		        "weft wait with tasks queued)\n",
+		        "weft: stand-ins %llu (a stand-in thread started or a spare one called "
+		        "while every worker was blocked in a weft wait with tasks queued)\n",
 		        (unsigned long long)s.standins);
 	if (rt->model->print_stats)
 		rt->model->print_stats(&s, out);

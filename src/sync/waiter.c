@@ -54,8 +54,9 @@ void weft__waiter_sleep(weft__waiter *w, int64_t timeout_ns)
 }
 
 /* A kernel thread's sleep in a weft wait: compensation (core/standin.h)
- * sees it through a timeout, the grace period, that a wait ending sooner
- * never reaches. */
+ * sees it as it starts sleeping (the spin before was the grace), or
+ * through a timeout, a grace period set with WEFT_STANDIN_GRACE_US, that a
+ * wait ending sooner never reaches. */
 static void park(weft__waiter *w, weft__wait_reason why, int spins)
 {
 	if (w->fiber) {
@@ -66,6 +67,8 @@ static void park(weft__waiter *w, weft__wait_reason why, int spins)
 		return;
 	weft__block b;
 	int64_t timeout = weft__block_begin(&b);
+	if (timeout == 0)
+		timeout = weft__block_tick(&b);
 	while (atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN) {
 		weft__futex_wait(&w->woken, SLEEPING, timeout);
 		if (timeout >= 0 && atomic_load_explicit(&w->woken, memory_order_acquire) != WOKEN)
