@@ -11,7 +11,7 @@
 // -fno-exceptions (test_cpp_noexc, WEFT_TEST_NO_EXCEPTIONS), which runs
 // every case that does not throw.
 #define WEFT_CPP_COUNT_NODES 1
-#include <weft/weft.hpp>
+#include "cpp_harness.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -36,29 +36,7 @@ namespace
 
 // ------------------------------------------------------------------ checks
 
-std::atomic<long> failures{0};
-
-void fail(const char *file, int line, const char *what)
-{
-	if (failures.fetch_add(1) < 10)
-		std::fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
-}
-
-#define CHECK(cond)                                      \
-	do {                                             \
-		if (!(cond))                             \
-			fail(__FILE__, __LINE__, #cond); \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                          \
-	do {                                                                                    \
-		auto a_ = (a);                                                                  \
-		auto b_ = (b);                                                                  \
-		if (!(a_ == b_)) {                                                              \
-			std::fprintf(stderr, "  %s = %lld, %s = %lld\n", #a, (long long)a_, #b, \
-			             (long long)b_);                                            \
-			fail(__FILE__, __LINE__, #a " == " #b);                                 \
-		}                                                                               \
-	} while (0)
+using namespace cpp_harness;
 
 // ------------------------------------------------------------------ counted
 
@@ -112,39 +90,9 @@ struct Counted {
 
 // ------------------------------------------------------------------ allocator
 
-std::atomic<long> weft_live_blocks{0};
-
-void *count_alloc(size_t size, void *)
-{
-	void *p = std::malloc(size);
-	if (p)
-		weft_live_blocks++;
-	return p;
-}
-void count_free(void *p, size_t, void *)
-{
-	if (p)
-		weft_live_blocks--;
-	std::free(p);
-}
 
 // ------------------------------------------------------------------ params
 
-weft_model model = WEFT_MODEL_THREADS;
-int nworkers = 2;
-
-weft::config test_config()
-{
-	weft::config c;
-	c.model = model;
-	c.workers = nworkers;
-	return c;
-}
-
-bool fiber_model()
-{
-	return model == WEFT_MODEL_FIBERS || model == WEFT_MODEL_MN;
-}
 
 // How many tasks may block on each other at once (as wt_blockers in C).
 int blockers(const weft::runtime &rt)
@@ -1097,11 +1045,6 @@ void runtime_handles(weft::runtime &rt)
 	CHECK_EQ(rt.wait_all(), 0);
 }
 
-struct test_case {
-	const char *name;
-	void (*fn)(weft::runtime &);
-};
-
 const test_case cases[] = {
         {"group_run", group_run},
         {"group_on_leftovers", group_on_leftovers},
@@ -1131,62 +1074,17 @@ const test_case cases[] = {
         {"tasks_wait_for_later_tasks", tasks_wait_for_later_tasks},
 };
 
-bool run_case(const test_case &tc)
+// What test_cpp checks after each case beside weft's blocks: every Counted
+// destroyed, every task node given back.
+void after_case()
 {
-	long before = failures.load();
-	weft_allocator a{count_alloc, count_free, nullptr};
-	if (weft_set_allocator(&a) != 0) {
-		std::fprintf(stderr, "weft_set_allocator failed\n");
-		return false;
-	}
-	{
-		weft::runtime rt(test_config());
-		if (!rt) {
-			std::fprintf(stderr, "runtime: %s\n", weft_strerror(rt.error()));
-			return false;
-		}
-		tc.fn(rt);
-	}
-	weft_set_allocator(nullptr);
 	CHECK_EQ(live.load(), 0L);
 	CHECK_EQ(weft::detail::nodes_in_use().load(), 0L);
-	CHECK_EQ(weft_live_blocks.load(), 0L);
-	bool ok = failures.load() == before;
-	std::printf("[ %s ] %s (%s, %d workers)\n", ok ? "    OK" : "FAILED", tc.name,
-	            weft_model_name(model), nworkers);
-	return ok;
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		std::fprintf(stderr, "usage: %s <case>|all [<model> <workers>]\n", argv[0]);
-		return 2;
-	}
-	if (argc >= 4) {
-		bool found = false;
-		for (int m = 0; m < WEFT_MODEL_COUNT_; m++)
-			if (std::strcmp(argv[2], weft_model_name((weft_model)m)) == 0) {
-				model = (weft_model)m;
-				found = true;
-			}
-		if (!found) {
-			std::fprintf(stderr, "unknown model %s\n", argv[2]);
-			return 2;
-		}
-		nworkers = std::atoi(argv[3]);
-	}
-	bool all = std::strcmp(argv[1], "all") == 0, any = false, ok = true;
-	for (const test_case &tc : cases)
-		if (all || std::strcmp(argv[1], tc.name) == 0) {
-			any = true;
-			ok = run_case(tc) && ok;
-		}
-	if (!any) {
-		std::fprintf(stderr, "unknown case %s\n", argv[1]);
-		return 2;
-	}
-	return ok ? 0 : 1;
+	return main_of(argc, argv, cases, sizeof(cases) / sizeof(cases[0]), after_case);
 }

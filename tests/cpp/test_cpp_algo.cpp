@@ -11,7 +11,7 @@
 // additions is the length's alone), combinables against the sequential
 // result with tasks that park between updates. Built with and without
 // exceptions, as test_cpp.
-#include <weft/weft.hpp>
+#include "cpp_harness.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -30,47 +30,7 @@
 namespace
 {
 
-std::atomic<long> failures{0};
-
-void fail(const char *file, int line, const char *what)
-{
-	if (failures.fetch_add(1) < 10)
-		std::fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
-}
-
-#define CHECK(cond)                                      \
-	do {                                             \
-		if (!(cond))                             \
-			fail(__FILE__, __LINE__, #cond); \
-	} while (0)
-
-std::atomic<long> weft_live_blocks{0};
-
-void *count_alloc(size_t size, void *)
-{
-	void *p = std::malloc(size);
-	if (p)
-		weft_live_blocks++;
-	return p;
-}
-
-void count_free(void *p, size_t, void *)
-{
-	if (p)
-		weft_live_blocks--;
-	std::free(p);
-}
-
-weft_model model = WEFT_MODEL_THREADS;
-int nworkers = 2;
-
-weft::config test_config()
-{
-	weft::config c;
-	c.model = model;
-	c.workers = nworkers;
-	return c;
-}
+using namespace cpp_harness;
 
 bool under_spawn()
 {
@@ -320,11 +280,6 @@ void combinable_park(weft::runtime &rt)
 	CHECK(sum.size() <= static_cast<std::size_t>(rt.workers()) + 1);
 }
 
-struct test_case {
-	const char *name;
-	void (*fn)(weft::runtime &);
-};
-
 const test_case cases[] = {
         {"sort_arithmetic", sort_arithmetic}, {"sort_objects", sort_objects},
 #if WEFT_CPP_EXCEPTIONS
@@ -334,61 +289,10 @@ const test_case cases[] = {
         {"combinable_park", combinable_park},
 };
 
-bool run_case(const test_case &tc)
-{
-	long before = failures.load();
-	weft_allocator a{count_alloc, count_free, nullptr};
-	if (weft_set_allocator(&a) != 0) {
-		std::fprintf(stderr, "weft_set_allocator failed\n");
-		return false;
-	}
-	{
-		weft::runtime rt(test_config());
-		if (!rt) {
-			std::fprintf(stderr, "runtime: %s\n", weft_strerror(rt.error()));
-			return false;
-		}
-		tc.fn(rt);
-	}
-	weft_set_allocator(nullptr);
-	if (weft_live_blocks.load() != 0)
-		fail(__FILE__, __LINE__, "blocks weft allocated are still live");
-	bool ok = failures.load() == before;
-	std::printf("[ %s ] %s (%s, %d workers)\n", ok ? "    OK" : "FAILED", tc.name,
-	            weft_model_name(model), nworkers);
-	return ok;
-}
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		std::fprintf(stderr, "usage: %s <case>|all [<model> <workers>]\n", argv[0]);
-		return 2;
-	}
-	if (argc >= 4) {
-		bool found = false;
-		for (int m = 0; m < WEFT_MODEL_COUNT_; m++)
-			if (std::strcmp(argv[2], weft_model_name((weft_model)m)) == 0) {
-				model = (weft_model)m;
-				found = true;
-			}
-		if (!found) {
-			std::fprintf(stderr, "unknown model %s\n", argv[2]);
-			return 2;
-		}
-		nworkers = std::atoi(argv[3]);
-	}
-	bool all = std::strcmp(argv[1], "all") == 0, any = false, ok = true;
-	for (const test_case &tc : cases)
-		if (all || std::strcmp(argv[1], tc.name) == 0) {
-			any = true;
-			ok = run_case(tc) && ok;
-		}
-	if (!any) {
-		std::fprintf(stderr, "unknown case %s\n", argv[1]);
-		return 2;
-	}
-	return ok ? 0 : 1;
+	return main_of(argc, argv, cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -6,7 +6,7 @@
 // Every case runs on a fresh weft::runtime; blocks weft allocated and still
 // live after it (a counting weft_allocator) fail it. Built with and without
 // exceptions as test_cpp is.
-#include <weft/weft.hpp>
+#include "cpp_harness.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -21,53 +21,8 @@
 namespace
 {
 
-std::atomic<long> failures{0};
+using namespace cpp_harness;
 
-void fail(const char *file, int line, const char *what)
-{
-	if (failures.fetch_add(1) < 10)
-		std::fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
-}
-
-#define CHECK(cond)                                      \
-	do {                                             \
-		if (!(cond))                             \
-			fail(__FILE__, __LINE__, #cond); \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                          \
-	do {                                                                                    \
-		auto a_ = (a);                                                                  \
-		auto b_ = (b);                                                                  \
-		if (!(a_ == b_)) {                                                              \
-			std::fprintf(stderr, "  %s = %lld, %s = %lld\n", #a, (long long)a_, #b, \
-			             (long long)b_);                                            \
-			fail(__FILE__, __LINE__, #a " == " #b);                                 \
-		}                                                                               \
-	} while (0)
-
-std::atomic<long> weft_live_blocks{0};
-
-void *count_alloc(size_t size, void *)
-{
-	void *p = std::malloc(size);
-	if (p)
-		weft_live_blocks++;
-	return p;
-}
-void count_free(void *p, size_t, void *)
-{
-	if (p)
-		weft_live_blocks--;
-	std::free(p);
-}
-
-weft_model model = WEFT_MODEL_THREADS;
-int nworkers = 2;
-
-bool fiber_model()
-{
-	return model == WEFT_MODEL_FIBERS || model == WEFT_MODEL_MN;
-}
 
 int blockers(const weft::runtime &rt)
 {
@@ -288,11 +243,6 @@ void periodic_runs(weft::runtime &rt)
 	CHECK_EQ(rt.wait_all(), 0);
 }
 
-struct test_case {
-	const char *name;
-	void (*fn)(weft::runtime &);
-};
-
 const test_case cases[] = {
         {"shared_mutex_invariant", shared_mutex_invariant},
         {"latch_once", latch_once},
@@ -301,55 +251,10 @@ const test_case cases[] = {
         {"periodic_runs", periodic_runs},
 };
 
-bool run_case(const test_case &tc)
-{
-	long before = failures.load();
-	weft_allocator a{count_alloc, count_free, nullptr};
-	if (weft_set_allocator(&a) != 0)
-		return false;
-	{
-		weft::config c;
-		c.model = model;
-		c.workers = nworkers;
-		weft::runtime rt(c);
-		if (!rt) {
-			std::fprintf(stderr, "runtime: %s\n", weft_strerror(rt.error()));
-			return false;
-		}
-		tc.fn(rt);
-	}
-	weft_set_allocator(nullptr);
-	CHECK_EQ(weft_live_blocks.load(), 0L);
-	bool ok = failures.load() == before;
-	std::printf("[ %s ] %s (%s, %d workers)\n", ok ? "    OK" : "FAILED", tc.name,
-	            weft_model_name(model), nworkers);
-	return ok;
-}
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		std::fprintf(stderr, "usage: %s <case>|all [<model> <workers>]\n", argv[0]);
-		return 2;
-	}
-	if (argc >= 4) {
-		bool found = false;
-		for (int m = 0; m < WEFT_MODEL_COUNT_; m++)
-			if (std::strcmp(argv[2], weft_model_name((weft_model)m)) == 0) {
-				model = (weft_model)m;
-				found = true;
-			}
-		if (!found)
-			return 2;
-		nworkers = std::atoi(argv[3]);
-	}
-	bool all = std::strcmp(argv[1], "all") == 0, any = false, ok = true;
-	for (const test_case &tc : cases)
-		if (all || std::strcmp(argv[1], tc.name) == 0) {
-			any = true;
-			ok = run_case(tc) && ok;
-		}
-	return !any ? 2 : ok ? 0 : 1;
+	return main_of(argc, argv, cases, sizeof(cases) / sizeof(cases[0]));
 }
