@@ -128,7 +128,14 @@ inline pool_cache *
 pool_here() noexcept
 {
 	static thread_local pool_cache cache;
-	return &cache;
+	pool_cache *here = &cache;
+#if defined(__GNUC__) || defined(__clang__)
+	/* Not a const function to the optimiser: a caller that parks between
+	 * two calls (a fiber may resume on another thread under mn) gets the
+	 * new thread's cache, not the first call's result again. */
+	__asm__ volatile("" : "+r"(here));
+#endif
+	return here;
 }
 
 constexpr int pool_class(std::size_t n) noexcept
