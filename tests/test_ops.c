@@ -375,6 +375,12 @@ static void hooks(void)
 		assert_rc(0, weft_post(rt, &t[i]));
 	}
 	assert_rc(0, weft_wait_all(rt));
+	/* Tasks that sleep with others queued may get stand-ins (threads,
+	 * spawn: core/standin.c), whose threads run the hooks too with the
+	 * index of a worker they stand in for: at most one thread each. */
+	weft_stats stats;
+	assert_rc(0, weft_stats_get(rt, &stats));
+	int standins = (int)stats.standins;
 	weft_rt_destroy(rt);
 	wt_check_async();
 	/* Every exit hook has returned once destroy has. */
@@ -386,12 +392,16 @@ static void hooks(void)
 			assert_int_equal(atomic_load(&starts[i]), 0);
 	}
 	if (wt.model == WEFT_MODEL_SPAWN) {
-		/* A thread per task (none failed to be created here). */
-		assert_int_equal(atomic_load(&total_starts), HOOK_TASKS);
+		/* A thread per task (none failed to be created here), but for
+		 * tasks a stand-in ran. */
+		assert_true(atomic_load(&total_starts) <= HOOK_TASKS + standins);
+		if (standins == 0)
+			assert_int_equal(atomic_load(&total_starts), HOOK_TASKS);
 	} else {
-		assert_int_equal(atomic_load(&total_starts), workers);
+		assert_true(atomic_load(&total_starts) >= workers);
+		assert_true(atomic_load(&total_starts) <= workers + standins);
 		for (int i = 0; i < workers; i++)
-			assert_int_equal(atomic_load(&starts[i]), 1);
+			assert_true(atomic_load(&starts[i]) >= 1);
 	}
 }
 

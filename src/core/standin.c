@@ -284,19 +284,22 @@ static void start(weft_rt *rt, int index)
 		return;
 	weft__lock_acquire(&rt->standin_lock);
 	reap(rt);
+	/* A spare is called only for the index it carries: its thread ran the
+	 * worker hook with that index (config.h), and weft_worker_index() on
+	 * it must keep saying so. */
+	index = index >= 0 && index < rt->cfg.workers ? index : 0;
 	weft__standin_slot *s = NULL, *spare = NULL;
 	if (atomic_load(&rt->standins_alive) < rt->standin_cap && stuck(rt)) {
 		for (int i = 0; i < WEFT__MAX_STANDINS && !spare; i++) {
-			int state =
-			        atomic_load_explicit(&rt->standin[i].state, memory_order_relaxed);
-			if (state == SPARE)
-				spare = &rt->standin[i];
+			weft__standin_slot *x = &rt->standin[i];
+			int state = atomic_load_explicit(&x->state, memory_order_relaxed);
+			if (state == SPARE && x->index == index)
+				spare = x;
 			else if (state == FREE && !s)
-				s = &rt->standin[i];
+				s = x;
 		}
 	}
 	if (spare) {
-		spare->index = index >= 0 && index < rt->cfg.workers ? index : 0;
 		atomic_store_explicit(&spare->state, ALIVE, memory_order_relaxed);
 		atomic_fetch_add(&rt->standins_alive, 1);
 		atomic_fetch_add_explicit(&rt->standins_started, 1, memory_order_relaxed);
@@ -304,7 +307,7 @@ static void start(weft_rt *rt, int index)
 		weft__futex_wake(&spare->call, 1);
 	} else if (s) {
 		s->rt = rt;
-		s->index = index >= 0 && index < rt->cfg.workers ? index : 0;
+		s->index = index;
 		atomic_store_explicit(&s->state, ALIVE, memory_order_relaxed);
 		atomic_fetch_add(&rt->standins_alive, 1);
 		if (weft__worker_create(&s->thread, standin_main, s, rt, s->index) == 0) {
