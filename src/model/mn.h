@@ -71,6 +71,10 @@ typedef struct mn {
 	WEFT__ALIGNED weft__lock lock;
 	weft__readyq queue; /* under lock */
 	_Atomic size_t queue_len;
+	/* Takers moving tasks out of the inbox (weft__mn_take_injected): while
+	 * they do, the tasks are in neither the inbox nor queue_len nor a
+	 * deque, and a worker that looked then would sleep beside them. */
+	_Atomic int injecting;
 
 	weft__idle idle; /* idle, spinning and awake workers, the watch (core/idle.h) */
 	_Atomic int stopping;

@@ -8,10 +8,14 @@
 #include "model/mn.h"
 #include "obs/probes.h"
 
+/* In this order, against take_injected's: the inbox, a move under way,
+ * the queue (a look that finds the inbox taken sees the move, and one that
+ * finds the move over sees where it put the tasks). seq_cst loads: plain
+ * ones on x86-64, ordered among themselves on aarch64. */
 bool weft__mn_injected_waiting(mn *m)
 {
-	return !weft__inbox_empty(&m->injected) ||
-	       atomic_load_explicit(&m->queue_len, memory_order_relaxed) != 0;
+	return atomic_load(&m->injected.head) != NULL || atomic_load(&m->injecting) != 0 ||
+	       atomic_load(&m->queue_len) != 0;
 }
 
 void weft__mn_inject(mn *m, weft_task *t)
@@ -33,8 +37,16 @@ weft_task *weft__mn_take_injected(mn *m, mn_worker *self)
 {
 	if (!weft__mn_injected_waiting(m))
 		return NULL;
+	/* A move under way, made visible before the inbox is emptied (the
+	 * fence orders the two stores on aarch64 too), ended only once the
+	 * tasks are in the queue or on this worker's deque. */
+	bool move = !weft__inbox_empty(&m->injected);
+	if (move) {
+		atomic_fetch_add(&m->injecting, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
 	weft__lock_acquire(&m->lock);
-	for (weft_task *t = weft__inbox_take(&m->injected); t;) {
+	for (weft_task *t = move ? weft__inbox_take(&m->injected) : NULL; t;) {
 		weft_task *next = t->next_;
 		weft__readyq_push(&m->queue, t);
 		t = next;
@@ -62,6 +74,8 @@ weft_task *weft__mn_take_injected(mn *m, mn_worker *self)
 			weft__mn_inject(m, more[batch]); /* full: back where every worker sees it */
 		}
 	}
+	if (move)
+		atomic_fetch_sub(&m->injecting, 1);
 	return t;
 }
 

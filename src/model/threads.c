@@ -148,6 +148,10 @@ typedef struct threads {
 	WEFT__ALIGNED weft__lock lock;
 	weft__readyq ready;
 	_Atomic size_t ready_len;
+	/* Takers moving tasks out of the inbox (drain_begin): while they do,
+	 * the tasks are in neither the inbox nor ready_len nor a batch, and a
+	 * worker that looked then would sleep beside them. */
+	_Atomic int draining;
 
 	weft__idle idle; /* idle, spinning and awake workers, the watch (core/idle.h) */
 	_Atomic int stopping;
@@ -160,13 +164,32 @@ static size_t state_size(int nworkers)
 	return sizeof(threads) + (size_t)nworkers * sizeof(worker);
 }
 
+/* In this order, against drain_begin's: the inbox, a move under way, the
+ * queue (a look that finds the inbox taken sees the move, and one that
+ * finds the move over sees where it put the tasks). seq_cst loads: plain
+ * ones on x86-64, ordered among themselves on aarch64. */
 static bool has_work(threads *m)
 {
-	return !weft__inbox_empty(&m->inbox) ||
-	       atomic_load_explicit(&m->ready_len, memory_order_relaxed) != 0;
+	return atomic_load(&m->inbox.head) != NULL || atomic_load(&m->draining) != 0 ||
+	       atomic_load(&m->ready_len) != 0;
 }
 
-/* Moves the inbox into the ready queue. Caller holds m->lock. */
+/* Around a take that may empty the inbox: the move is visible before the
+ * inbox is taken (the fence orders the two stores on aarch64 too), and
+ * ends once ready_len and the taker's batch say where the tasks went. */
+static void drain_begin(threads *m)
+{
+	atomic_fetch_add(&m->draining, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void drain_end(threads *m)
+{
+	atomic_fetch_sub(&m->draining, 1);
+}
+
+/* Moves the inbox into the ready queue. Caller holds m->lock, between
+ * drain_begin and drain_end. */
 static void drain_inbox(threads *m)
 {
 	/* In post order by the keys threads_submit gave (core/task_list.h). */
@@ -223,6 +246,9 @@ static bool take_batch(threads *m, worker *w)
 	int nrest = weft__batch_take_back(&w->batch, true, rest);
 	if (nrest == 0 && !has_work(m) && !stealable(m))
 		return false;
+	bool drain = !weft__inbox_empty(&m->inbox);
+	if (drain)
+		drain_begin(m);
 	weft__lock_acquire(&m->lock);
 	while (nrest > 0)
 		weft__readyq_unpop(&m->ready, rest[--nrest]);
@@ -234,7 +260,8 @@ static bool take_batch(threads *m, worker *w)
 		weft__count(&w->attempts, 1);
 	}
 	if (ngot == 0) {
-		drain_inbox(m);
+		if (drain)
+			drain_inbox(m);
 		size_t n = m->ready.len / (size_t)m->nworkers;
 		n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
 		weft_task *t;
@@ -244,6 +271,8 @@ static bool take_batch(threads *m, worker *w)
 	}
 	weft__batch_fill(&w->batch, got, ngot);
 	weft__lock_release(&m->lock);
+	if (drain)
+		drain_end(m);
 	if (stole)
 		weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
 	w->last_batch = ngot;
@@ -664,11 +693,17 @@ __attribute__((noinline)) static bool standin_help(threads *m)
 	weft_rt *rt = m->rt;
 	if (!has_work(m))
 		return false;
+	bool drain = !weft__inbox_empty(&m->inbox);
+	if (drain)
+		drain_begin(m);
 	weft__lock_acquire(&m->lock);
-	drain_inbox(m);
+	if (drain)
+		drain_inbox(m);
 	weft_task *t = weft__readyq_pop(&m->ready);
 	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
 	weft__lock_release(&m->lock);
+	if (drain)
+		drain_end(m);
 	if (!t)
 		return false;
 	weft__dequeued(rt, 1);
