@@ -9,6 +9,15 @@
  *                      posts), and the median post starts within 50 ms
  *                      (generous: not a speed test; finding e of issue 26
  *                      measured 1.8-3.8 ms)
+ *   burst_all_start    rounds of as many tasks as workers, each holding its
+ *                      kernel thread until released, posted from outside at
+ *                      once after a random pause (0-300 us: the posts land
+ *                      in every phase of the workers' search and sleep):
+ *                      every one starts, so each post is seen by a worker
+ *                      awake or wakes one. A searcher that stopped and then
+ *                      found the burst in its last look took one task and
+ *                      left the rest beside sleeping workers (mn and
+ *                      threads; sched.wait_task.mn.w8 hung so under TSan)
  *   fibers_move        (mn, 2 workers or more) a task that parks 200
  *                      times, each time right after posting the task that
  *                      wakes it and then keeps its worker busy (2 ms): it resumes
@@ -16,6 +25,7 @@
  *                      and errno and its locals survive every park */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <weft/sync.h>
 
@@ -158,4 +168,30 @@ static void fibers_move(void)
 	weft_rt_destroy(rt);
 }
 
-WT_CASES(WT_CASE(outside_post_idle), WT_CASE(fibers_move));
+/* ------------------------------------------------------------ bursts */
+
+enum { BURST_ROUNDS = 60 };
+
+static void burst_all_start(void)
+{
+	weft_rt *rt = wt_create_default();
+	int nw = wt_workers(rt);
+	uint64_t rng = wt_seed();
+	wt_gate gate;
+	wt_gate_init(&gate);
+	weft_task tasks[WT_GATE_MAX];
+	for (int round = 0; round < BURST_ROUNDS; round++) {
+		/* Idle first (all asleep, or some still searching), then the
+		 * burst at a random moment of that. */
+		assert_rc(0, weft_wait_all(rt));
+		struct timespec pause = {0, (long)wt_rand_below(&rng, 300) * 1000};
+		nanosleep(&pause, NULL);
+		wt_gate_hold(rt, &gate, tasks, nw); /* fails the case if any does not start */
+		wt_gate_release(&gate, nw);
+		wt_gate_wait_finished(&gate, (round + 1) * nw);
+	}
+	assert_rc(0, weft_rt_destroy(rt));
+	wt_gate_destroy(&gate);
+}
+
+WT_CASES(WT_CASE(outside_post_idle), WT_CASE(burst_all_start), WT_CASE(fibers_move));

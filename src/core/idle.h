@@ -13,7 +13,11 @@
  * Wake-ups are throttled: a post wakes a sleeper only when no worker is
  * searching (nspinning == 0; a claimed worker counts there until it finds
  * work or gives up), and a searcher that finds work wakes the next one if
- * work remains, so parallelism ramps up one worker at a time.
+ * work remains, so parallelism ramps up one worker at a time. A searcher
+ * stops counting itself before its last look, and one that finds work
+ * there counts itself again (weft__idle_resume_search): posts made while
+ * it searched woke nobody, and the work they left would otherwise wait
+ * beside sleeping workers once it took the first task.
  *
  * Searching. Up to a model's limit of idle workers search (spin) before
  * they sleep (weft__idle_start_search); a post wakes nobody while one
@@ -164,6 +168,16 @@ void weft__idle_claim_all(weft__idle *d, void (*kick)(weft__idler *i, void *ctx)
 
 /* Counts the caller as searching if fewer than max do; true when it is. */
 bool weft__idle_start_search(weft__idle *d, int max);
+/* Counts the caller as searching again, whatever the limit: a searcher
+ * that stopped, then found work in its last look before sleeping. Posts
+ * made while it searched woke nobody, so when it takes the work it must
+ * be the searcher that wakes the next one for what is left (Go's
+ * findrunnable: becomeSpinning after the last check). */
+static inline void weft__idle_resume_search(weft__idle *d)
+{
+	atomic_fetch_add(&d->nspinning, 1);
+}
+
 /* Stops counting a searcher; true when it was the last one. */
 static inline bool weft__idle_stop_search(weft__idle *d)
 {

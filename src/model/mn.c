@@ -450,6 +450,7 @@ static bool idle(weft__fworker *w)
 	}
 	/* A searcher stops counting itself one before it announces (else
 	 * posts would take it for a searcher and wake nobody). */
+	bool was_spinning = mw->spinning;
 	(void)stop_spinning(m, mw);
 	/* Announce, take the watch if it is vacant and anyone is awake, then
 	 * look everywhere once more (no lost wake-up: a post makes its task
@@ -474,6 +475,13 @@ static bool idle(weft__fworker *w)
 		mw->spinning = true; /* claimed: counted spinning by the waker */
 		if (!atomic_load_explicit(&m->stopping, memory_order_relaxed))
 			weft__count(&w->wakes_received, 1); /* not destroy's last call */
+	} else if (found && was_spinning) {
+		/* Posts that saw it searching woke nobody: it takes the first
+		 * task as a searcher, and wakes another for the rest (next). A
+		 * sched.wait_task.mn.w8 hung so under TSan: 7 of 8 gates queued
+		 * beside 7 sleeping workers, no wake-up ever made. */
+		weft__idle_resume_search(&m->idle);
+		mw->spinning = true;
 	}
 	mw->recheck = (fresh && !found) || unsure;
 	return true;

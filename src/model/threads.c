@@ -598,8 +598,13 @@ static void *worker_main(void *arg)
 		}
 		atomic_thread_fence(memory_order_seq_cst);
 		if (has_work(m) || stealable(m)) {
-			if (was_spinning && weft__idle_posts_waiting(&m->idle))
-				wake_if_needed(m);
+			/* Posts that saw it searching woke nobody: it takes the
+			 * work as a searcher, and wakes another for the rest when
+			 * it stops (stop_looking). */
+			if (was_spinning) {
+				weft__idle_resume_search(&m->idle);
+				spinning = true;
+			}
 			continue;
 		}
 		if (atomic_load(&m->stopping))
