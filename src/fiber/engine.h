@@ -245,6 +245,12 @@ static inline int64_t weft__fworker_now(const weft__fworker *w)
 void weft__fworker_expire_timers(weft__fworker *w);
 /* Whether work came for w since its progress duty began (progress.h). */
 bool weft__fworker_progress_came(void *ctx);
+/* Takes the reports w's poller holds now, without sleeping (owner only;
+ * one epoll_wait with no timeout, nothing when no fiber of w waits for an
+ * fd): true when one woke a fiber. For a model's search before it
+ * sleeps: fd reports come only out of this poller, which a worker
+ * otherwise empties only when it sleeps (Go's netpoll(0)). */
+bool weft__fworker_poll_fds(weft__fworker *w);
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
 static inline void weft__fiber_pin_set(weft__fiber *f, bool on)

@@ -91,6 +91,13 @@ void weft__fworker_wake(weft__fworker *w)
 		weft__poller_wake(&w->poller);
 }
 
+bool weft__fworker_poll_fds(weft__fworker *w)
+{
+	if (w->fd_waits == 0)
+		return false;
+	return weft__poller_wait(&w->poller, 0, fd_ready, w) > 0;
+}
+
 bool weft__fworker_has_pending(weft__fworker *w)
 {
 	return w->timers.root != NULL || w->fd_waits > 0;

@@ -419,13 +419,22 @@ static bool idle(weft__fworker *w)
 	if (!weft__fworker_can_start(w))
 		return idle_starved(m, mw);
 	bool fresh = false;
+	/* A lone worker whose fibers wait for fds searches nothing: nobody
+	 * posts to it but outside threads, and its sleep in the poller ends
+	 * at a post, a wake-up or a report alike, where a search would leave
+	 * the reports in the poller until it slept (SPIN_NS late). */
+	bool search = m->nworkers > 1 || w->fd_waits == 0;
 	/* Search for a while, if few others do (or once more, for a lone task
-	 * seen just before sleeping): a look now and then, at a few victims. */
-	if (mw->recheck || mw->spinning ||
-	    (room_for(m, 0) &&
-	     (mw->spinning = weft__idle_start_search(&m->idle, m->max_spinning)))) {
+	 * seen just before sleeping): a look now and then, at a few victims,
+	 * and at the fd reports of its own poller every POLL_LOOKS looks. */
+	if (search && (mw->recheck || mw->spinning ||
+	               (room_for(m, 0) &&
+	                (mw->spinning = weft__idle_start_search(&m->idle, m->max_spinning))))) {
 		int64_t until = weft_clock_ns() + SPIN_NS;
+		unsigned looks = 0;
 		do {
+			if (looks++ % POLL_LOOKS == 0 && weft__fworker_poll_fds(w))
+				return true;
 			/* Its own inbox is where a wake-up of one of its fibers
 			 * lands: look at it at every pause, so a ping-pong across
 			 * workers is not paced by the looks. While a thread from
@@ -459,8 +468,9 @@ static bool idle(weft__fworker *w)
 	(void)weft__watch_keep(&m->idle, &mw->idler);
 	/* Every poster has now either published its task or will see this
 	 * worker idle (membarrier.h); a barrier that failed leaves this round
-	 * awake. */
-	bool unsure = weft__membarrier_usable() && !weft__membarrier();
+	 * awake. A lone worker has no such poster (an outside post's CAS is
+	 * seq_cst): no barrier, a system call less per sleep. */
+	bool unsure = m->nworkers > 1 && weft__membarrier_usable() && !weft__membarrier();
 	fresh = false;
 	bool found = look(m, mw, m->nworkers, &fresh), claimed;
 	/* Until work, a timer, an fd event or a kick; the watcher in periods,
