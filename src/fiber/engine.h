@@ -154,6 +154,10 @@ struct weft__fworker {
 	weft__poller poller;
 	bool poller_ok;
 	int fd_waits; /* wait_fd in progress: real events may still come */
+	/* Its fibers parked until a thread outside the workers (the blocking
+	 * pool) finishes their job: added by the fiber, maybe dropped on
+	 * another worker after it moved (weft__fiber_handoff_begin). */
+	_Atomic int handoffs;
 	/* The worker's io_uring for file calls (io/uring.h), made on first
 	 * use; reaped between tasks and when its eventfd fires. */
 	struct weft__ring *ring;
@@ -245,6 +249,14 @@ static inline int64_t weft__fworker_now(const weft__fworker *w)
 void weft__fworker_expire_timers(weft__fworker *w);
 /* Whether work came for w since its progress duty began (progress.h). */
 bool weft__fworker_progress_came(void *ctx);
+/* A hand-off: the calling fiber is about to park until a thread outside
+ * the workers (the blocking pool) has run its job; weft__fiber_handoff_end
+ * after the park, with what begin returned (NULL off a fiber: nothing to
+ * end). While a worker has hand-offs in flight a model does not spin
+ * looking for work before it sleeps: on a machine short of CPUs the spin
+ * takes the CPU that thread needs to finish the job. */
+weft__fworker *weft__fiber_handoff_begin(void);
+void weft__fiber_handoff_end(weft__fworker *w);
 /* Takes the reports w's poller holds now, without sleeping (owner only;
  * one epoll_wait with no timeout, nothing when no fiber of w waits for an
  * fd): true when one woke a fiber. For a model's search before it

@@ -422,8 +422,12 @@ static bool idle(weft__fworker *w)
 	/* A lone worker whose fibers wait for fds searches nothing: nobody
 	 * posts to it but outside threads, and its sleep in the poller ends
 	 * at a post, a wake-up or a report alike, where a search would leave
-	 * the reports in the poller until it slept (SPIN_NS late). */
-	bool search = m->nworkers > 1 || w->fd_waits == 0;
+	 * the reports in the poller until it slept (SPIN_NS late). Nor does
+	 * a worker with hand-offs in flight (engine.h): its spin would take
+	 * the CPU the pool thread needs (weft_blocking cost 2x a semaphore
+	 * round trip with it on this 2-CPU machine). */
+	bool search = (m->nworkers > 1 || w->fd_waits == 0) &&
+	              !atomic_load_explicit(&w->handoffs, memory_order_relaxed);
 	/* Search for a while, if few others do (or once more, for a lone task
 	 * seen just before sleeping): a look now and then, at a few victims,
 	 * and at the fd reports of its own poller every POLL_LOOKS looks. */
