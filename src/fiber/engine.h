@@ -154,10 +154,6 @@ struct weft__fworker {
 	weft__poller poller;
 	bool poller_ok;
 	int fd_waits; /* wait_fd in progress: real events may still come */
-	/* Its fibers parked until a thread outside the workers (the blocking
-	 * pool) finishes their job: added by the fiber, maybe dropped on
-	 * another worker after it moved (weft__fiber_handoff_begin). */
-	_Atomic int handoffs;
 	/* The worker's io_uring for file calls (io/uring.h), made on first
 	 * use; reaped between tasks and when its eventfd fires. */
 	struct weft__ring *ring;
@@ -190,6 +186,10 @@ struct weft__fworker {
 	 * looks before sleeping, wake-ups this worker sent and received. */
 	_Atomic uint64_t steal_attempts, spins, wakes_sent, wakes_received;
 	WEFT__ALIGNED _Atomic uint64_t unparks; /* any thread: an atomic add */
+	/* Its fibers parked until a thread outside the workers (the blocking
+	 * pool) finishes their job: added by the fiber, maybe dropped on
+	 * another worker after it moved (weft__fiber_handoff_begin). */
+	_Atomic int handoffs;
 	/* Stacks of fibers that moved to other workers (they add them to
 	 * their own count): the owner subtracts them from stacks.live. */
 	_Atomic size_t stacks_out;
@@ -257,12 +257,6 @@ bool weft__fworker_progress_came(void *ctx);
  * takes the CPU that thread needs to finish the job. */
 weft__fworker *weft__fiber_handoff_begin(void);
 void weft__fiber_handoff_end(weft__fworker *w);
-/* Takes the reports w's poller holds now, without sleeping (owner only;
- * one epoll_wait with no timeout, nothing when no fiber of w waits for an
- * fd): true when one woke a fiber. For a model's search before it
- * sleeps: fd reports come only out of this poller, which a worker
- * otherwise empties only when it sleeps (Go's netpoll(0)). */
-bool weft__fworker_poll_fds(weft__fworker *w);
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
 static inline void weft__fiber_pin_set(weft__fiber *f, bool on)

@@ -107,13 +107,6 @@ void weft__fiber_handoff_end(weft__fworker *w)
 		atomic_fetch_sub_explicit(&w->handoffs, 1, memory_order_relaxed);
 }
 
-bool weft__fworker_poll_fds(weft__fworker *w)
-{
-	if (w->fd_waits == 0)
-		return false;
-	return weft__poller_wait(&w->poller, 0, fd_ready, w) > 0;
-}
-
 bool weft__fworker_has_pending(weft__fworker *w)
 {
 	return w->timers.root != NULL || w->fd_waits > 0;

@@ -73,7 +73,9 @@
  *     So a post from a task costs a store and a few reads of lines that
  *     change only when workers sleep or wake (the fence that orders them
  *     is paid by the worker going to sleep, with a membarrier where the
- *     kernel has it), and a chain of spawn-joins wakes nobody.
+ *     kernel has it), and a chain of spawn-joins wakes nobody;
+ *   - a lone worker with fd waits, and a worker with hand-offs to the
+ *     blocking pool in flight, do not search at all (idle says why).
  *
  * No lost wake-up, i.e. never every worker asleep while a task sits where
  * only sleepers could take it: a post makes its task visible (deque store;
@@ -429,16 +431,16 @@ static bool idle(weft__fworker *w)
 	bool search = (m->nworkers > 1 || w->fd_waits == 0) &&
 	              !atomic_load_explicit(&w->handoffs, memory_order_relaxed);
 	/* Search for a while, if few others do (or once more, for a lone task
-	 * seen just before sleeping): a look now and then, at a few victims,
-	 * and at the fd reports of its own poller every POLL_LOOKS looks. */
+	 * seen just before sleeping): a look now and then, at a few victims.
+	 * (Not at its own poller's fd reports: taken at once, they let an
+	 * acceptor take its connections one at a time, each started on the
+	 * acceptor's worker, where a burst is shared; acceptor_share did no
+	 * better with it.) */
 	if (search && (mw->recheck || mw->spinning ||
 	               (room_for(m, 0) &&
 	                (mw->spinning = weft__idle_start_search(&m->idle, m->max_spinning))))) {
 		int64_t until = weft_clock_ns() + SPIN_NS;
-		unsigned looks = 0;
 		do {
-			if (looks++ % POLL_LOOKS == 0 && weft__fworker_poll_fds(w))
-				return true;
 			/* Its own inbox is where a wake-up of one of its fibers
 			 * lands: look at it at every pause, so a ping-pong across
 			 * workers is not paced by the looks. While a thread from

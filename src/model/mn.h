@@ -24,9 +24,6 @@
  * every microsecond (each read makes that owner's next post take its line
  * back). The look before sleeping reads them all. */
 #define LOOK_VICTIMS     2
-/* A searcher whose fibers wait for fds takes its poller's reports every
- * this many looks (an epoll_wait each: ~8 us apart, not every look). */
-#define POLL_LOOKS       8
 /* Injected tasks a worker moves to its own deque at once when many wait:
  * the others then steal from it instead of all taking the injection lock
  * for every task (Go's globrunqget). */
