@@ -431,11 +431,7 @@ static bool idle(weft__fworker *w)
 	bool search = (m->nworkers > 1 || w->fd_waits == 0) &&
 	              !atomic_load_explicit(&w->handoffs, memory_order_relaxed);
 	/* Search for a while, if few others do (or once more, for a lone task
-	 * seen just before sleeping): a look now and then, at a few victims.
-	 * (Not at its own poller's fd reports: taken at once, they let an
-	 * acceptor take its connections one at a time, each started on the
-	 * acceptor's worker, where a burst is shared; acceptor_share did no
-	 * better with it.) */
+	 * seen just before sleeping): a look now and then, at a few victims. */
 	if (search && (mw->recheck || mw->spinning ||
 	               (room_for(m, 0) &&
 	                (mw->spinning = weft__idle_start_search(&m->idle, m->max_spinning))))) {
