@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/testing.h"
+#include "fiber/engine.h"
 #include "harness.h"
 #include "io/pool.h"
 #include "io/uring.h"
@@ -70,6 +71,30 @@ static int temp_file(size_t n)
 	assert_int_equal(pwrite(fd, buf, n, 0), (ssize_t)n);
 	free(buf);
 	return fd;
+}
+
+/* Hand-offs (engine.h: weft__fiber_handoff_begin) are all over once the
+ * calls returned, whichever way they ended (done, timed out while queued,
+ * cancelled): a count left behind would keep its worker from ever
+ * searching for work before it sleeps. The checker reads the count of the
+ * worker it runs on, so only a runtime of one worker checks them all. */
+static void handoffs_task(void *arg)
+{
+	weft__fiber *f = weft__fiber_current();
+	*(int *)arg = f ? atomic_load(&atomic_load(&f->home)->handoffs) : 0;
+}
+
+static void check_handoffs(weft_rt *rt)
+{
+	if (!wt_fiber_model() || wt_workers(rt) != 1)
+		return;
+	int n = -1;
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, handoffs_task, &n));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait_all(rt));
+	if (n != 0)
+		fail_msg("%d hand-offs still counted on the worker after every call returned", n);
 }
 
 /* ------------------------------------------------------------ read, write */
@@ -424,6 +449,7 @@ static void queued_read(bool cancel)
 	assert_int_equal(l.rc, cancel ? WEFT_ECANCELED : WEFT_ETIMEDOUT);
 	assert_int_equal(write(hold_pipe[1], "x", 1), 1); /* the pool thread is free */
 	assert_rc(0, weft_wait_all(rt));
+	check_handoffs(rt);
 	wt_sleep_ms(20);
 	for (size_t i = 0; i < sizeof(l.buf); i++)
 		assert_int_equal((uint8_t)l.buf[i], 0x5a); /* never written */
@@ -779,6 +805,7 @@ static void blocking_pool(void)
 		weft__pool_get_stats(rt, &s);
 		assert_true(s.created > created);
 		assert_int_equal(s.jobs, (TASKS + 8) * 3);
+		check_handoffs(rt);
 	} else {
 		assert_int_equal(s.jobs, 0); /* kernel threads: the call runs right there */
 	}

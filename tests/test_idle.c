@@ -18,6 +18,13 @@
  *                      found the burst in its last look took one task and
  *                      left the rest beside sleeping workers (mn and
  *                      threads; sched.wait_task.mn.w8 hung so under TSan)
+ *   no_search_while_waiting  (mn, 1 worker) a worker whose fiber waits in
+ *                      weft_read on a pipe, or for weft_blocking's pool
+ *                      thread, goes to sleep without searching for work
+ *                      (no idle looks counted over 20 waits of each): a
+ *                      search would leave the fd's report in its poller
+ *                      for its length, or take the CPU the pool thread
+ *                      needs
  *   fibers_move        (mn, 2 workers or more) a task that parks 200
  *                      times, each time right after posting the task that
  *                      wakes it and then keeps its worker busy (2 ms): it resumes
@@ -26,6 +33,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <weft/blocking.h>
+#include <weft/io.h>
 
 #include <weft/sync.h>
 
@@ -82,6 +93,122 @@ static void outside_post_idle(void)
 	assert_true(late[ROUNDS / 2] < (WT_SANITIZER ? 0.5 : 0.05));
 	/* One per post, and some slack for a worker that had not slept yet. */
 	assert_true(wakeups <= ROUNDS + ROUNDS / 4);
+	weft_rt_destroy(rt);
+}
+
+/* ------------------------------------------------------------ no search */
+
+enum { WAITS = 20 };
+
+typedef struct waiter_state {
+	int pipe[2];
+	_Atomic int got;   /* bytes read so far */
+	_Atomic int want;  /* what got_enough waits for */
+	_Atomic int calls; /* weft_blocking calls begun */
+	_Atomic int go;    /* calls that may end */
+} waiter_state;
+
+/* Reads WAITS + 2 bytes one at a time; the test writes each when the one
+ * before was read, so each read after the first waits in the poller. */
+static void pipe_reader(void *arg)
+{
+	waiter_state *w = arg;
+	for (int i = 0; i < WAITS + 2; i++) {
+		char c;
+		WT_CHECK(weft_read(w->pipe[0], &c, 1, INT64_MAX) == 1);
+		atomic_fetch_add(&w->got, 1);
+	}
+}
+
+static bool got_enough(void *arg)
+{
+	waiter_state *w = arg;
+	return atomic_load(&w->got) >= atomic_load(&w->want);
+}
+
+/* A blocking call that ends when go has counted it. */
+static void held(void *arg)
+{
+	waiter_state *w = arg;
+	int n = atomic_fetch_add(&w->calls, 1) + 1;
+	while (atomic_load(&w->go) < n)
+		usleep(100);
+}
+
+static void blocker(void *arg)
+{
+	for (int i = 0; i <= WAITS; i++)
+		WT_CHECK_RC(0, weft_blocking(held, arg));
+}
+
+/* The call after the last one allowed to end has begun. */
+static bool next_call_begun(void *arg)
+{
+	waiter_state *w = arg;
+	return atomic_load(&w->calls) >= atomic_load(&w->go) + 1;
+}
+
+static uint64_t spins_of(weft_rt *rt)
+{
+	weft_stats s;
+	assert_rc(0, weft_stats_get(rt, &s));
+	return s.spins;
+}
+
+/* Counted from when the waiting task first waits to while it waits for
+ * the last time (the searches of a worker with nothing to wait for, at
+ * the start and after the task ends, are outside). */
+static void no_search_while_waiting(void)
+{
+	if (wt.model != WEFT_MODEL_MN)
+		WT_SKIP("only mn's idle workers search for work");
+	weft_rt *rt = wt_create_default();
+	if (wt_workers(rt) != 1) {
+		weft_rt_destroy(rt);
+		WT_SKIP("with other workers, their searches count too");
+	}
+	waiter_state *w = calloc(1, sizeof(*w));
+	assert_non_null(w);
+	assert_int_equal(pipe(w->pipe), 0);
+	weft_task t;
+	weft_task_init(&t, pipe_reader, w);
+	assert_rc(0, weft_post(rt, &t));
+	atomic_store(&w->want, 1);
+	assert_int_equal(write(w->pipe[1], "x", 1), 1);
+	assert_true(wt_poll(got_enough, w));
+	wt_sleep_ms(5); /* it reads again and waits */
+	uint64_t before = spins_of(rt);
+	for (int i = 0; i < WAITS; i++) {
+		atomic_store(&w->want, i + 2);
+		assert_int_equal(write(w->pipe[1], "x", 1), 1);
+		assert_true(wt_poll(got_enough, w));
+	}
+	wt_sleep_ms(5);
+	uint64_t fd_looks = spins_of(rt) - before;
+	assert_int_equal(write(w->pipe[1], "x", 1), 1); /* the last: it ends */
+	assert_rc(0, weft_wait(&t));
+
+	weft_task_init(&t, blocker, w);
+	assert_rc(0, weft_post(rt, &t));
+	assert_true(wt_poll(next_call_begun, w));
+	wt_sleep_ms(5);
+	before = spins_of(rt);
+	for (int i = 1; i <= WAITS; i++) {
+		atomic_store(&w->go, i);
+		assert_true(wt_poll(next_call_begun, w));
+	}
+	wt_sleep_ms(5);
+	uint64_t handoff_looks = spins_of(rt) - before;
+	atomic_store(&w->go, WAITS + 1);
+	assert_rc(0, weft_wait(&t));
+	print_message("[ info     ] idle looks: %llu over %d fd waits, %llu over %d hand-offs\n",
+	              (unsigned long long)fd_looks, WAITS, (unsigned long long)handoff_looks,
+	              WAITS);
+	assert_true(fd_looks == 0);
+	assert_true(handoff_looks == 0);
+	close(w->pipe[0]);
+	close(w->pipe[1]);
+	free(w);
 	weft_rt_destroy(rt);
 }
 
@@ -194,4 +321,5 @@ static void burst_all_start(void)
 	wt_gate_destroy(&gate);
 }
 
-WT_CASES(WT_CASE(outside_post_idle), WT_CASE(burst_all_start), WT_CASE(fibers_move));
+WT_CASES(WT_CASE(outside_post_idle), WT_CASE(burst_all_start), WT_CASE(no_search_while_waiting),
+         WT_CASE(fibers_move));

@@ -186,6 +186,10 @@ struct weft__fworker {
 	 * looks before sleeping, wake-ups this worker sent and received. */
 	_Atomic uint64_t steal_attempts, spins, wakes_sent, wakes_received;
 	WEFT__ALIGNED _Atomic uint64_t unparks; /* any thread: an atomic add */
+	/* Its fibers parked until a thread outside the workers (the blocking
+	 * pool) finishes their job: added by the fiber, maybe dropped on
+	 * another worker after it moved (weft__fiber_handoff_begin). */
+	_Atomic int handoffs;
 	/* Stacks of fibers that moved to other workers (they add them to
 	 * their own count): the owner subtracts them from stacks.live. */
 	_Atomic size_t stacks_out;
@@ -245,6 +249,14 @@ static inline int64_t weft__fworker_now(const weft__fworker *w)
 void weft__fworker_expire_timers(weft__fworker *w);
 /* Whether work came for w since its progress duty began (progress.h). */
 bool weft__fworker_progress_came(void *ctx);
+/* A hand-off: the calling fiber is about to park until a thread outside
+ * the workers (the blocking pool) has run its job; weft__fiber_handoff_end
+ * after the park, with what begin returned (NULL off a fiber: nothing to
+ * end). While a worker has hand-offs in flight a model does not spin
+ * looking for work before it sleeps: on a machine short of CPUs the spin
+ * takes the CPU that thread needs to finish the job. */
+weft__fworker *weft__fiber_handoff_begin(void);
+void weft__fiber_handoff_end(weft__fworker *w);
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
 static inline void weft__fiber_pin_set(weft__fiber *f, bool on)

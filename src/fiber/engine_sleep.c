@@ -91,6 +91,22 @@ void weft__fworker_wake(weft__fworker *w)
 		weft__poller_wake(&w->poller);
 }
 
+weft__fworker *weft__fiber_handoff_begin(void)
+{
+	weft__fiber *f = weft__fiber_current();
+	if (!f)
+		return NULL;
+	weft__fworker *w = atomic_load_explicit(&f->home, memory_order_relaxed);
+	atomic_fetch_add_explicit(&w->handoffs, 1, memory_order_relaxed);
+	return w;
+}
+
+void weft__fiber_handoff_end(weft__fworker *w)
+{
+	if (w)
+		atomic_fetch_sub_explicit(&w->handoffs, 1, memory_order_relaxed);
+}
+
 bool weft__fworker_has_pending(weft__fworker *w)
 {
 	return w->timers.root != NULL || w->fd_waits > 0;

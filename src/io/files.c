@@ -127,15 +127,19 @@ static ssize_t on_pool(weft_rt *rt, const file_call *c, int64_t deadline)
 {
 	file_job f = {.call = *c, .job = {.run = run_job, .fd = c->op == OP_OPEN ? -1 : c->fd}};
 	weft__waiter_init(&f.job.waiter, NULL);
+	weft__fworker *w = weft__fiber_handoff_begin();
 	if (weft__pool_submit(rt, &f.job) != 0) {
 		run_job(&f.job); /* no thread to be had: block here */
 	} else if (deadline == INT64_MAX) {
 		weft__waiter_park_for(&f.job.waiter, WEFT__WAIT_FD);
 	} else if (!weft__waiter_park_until(&f.job.waiter, WEFT__WAIT_FD, deadline)) {
-		if (weft__pool_take_back(rt, &f.job))
+		if (weft__pool_take_back(rt, &f.job)) {
+			weft__fiber_handoff_end(w);
 			return WEFT_ETIMEDOUT;
+		}
 		weft__waiter_park_for(&f.job.waiter, WEFT__WAIT_FD); /* it runs: wait for it */
 	}
+	weft__fiber_handoff_end(w);
 	if (f.cancelled)
 		return WEFT_ECANCELED;
 	errno = f.err;

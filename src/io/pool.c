@@ -293,11 +293,12 @@ int weft__pool_submit(weft_rt *rt, weft__job *j)
 void weft__pool_run(weft_rt *rt, weft__job *j, weft__wait_reason why)
 {
 	weft__waiter_init(&j->waiter, NULL);
-	if (weft__pool_submit(rt, j) != 0) {
+	weft__fworker *w = weft__fiber_handoff_begin();
+	if (weft__pool_submit(rt, j) != 0)
 		j->run(j);
-		return;
-	}
-	weft__waiter_park_for(&j->waiter, why);
+	else
+		weft__waiter_park_for(&j->waiter, why);
+	weft__fiber_handoff_end(w);
 }
 
 /* Unlinks j from p's queue (lock held); false when it is not there. */

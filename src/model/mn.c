@@ -73,7 +73,9 @@
  *     So a post from a task costs a store and a few reads of lines that
  *     change only when workers sleep or wake (the fence that orders them
  *     is paid by the worker going to sleep, with a membarrier where the
- *     kernel has it), and a chain of spawn-joins wakes nobody.
+ *     kernel has it), and a chain of spawn-joins wakes nobody;
+ *   - a lone worker with fd waits, and a worker with hand-offs to the
+ *     blocking pool in flight, do not search at all (idle says why).
  *
  * No lost wake-up, i.e. never every worker asleep while a task sits where
  * only sleepers could take it: a post makes its task visible (deque store;
@@ -419,11 +421,20 @@ static bool idle(weft__fworker *w)
 	if (!weft__fworker_can_start(w))
 		return idle_starved(m, mw);
 	bool fresh = false;
+	/* A lone worker whose fibers wait for fds searches nothing: nobody
+	 * posts to it but outside threads, and its sleep in the poller ends
+	 * at a post, a wake-up or a report alike, where a search would leave
+	 * the reports in the poller until it slept (SPIN_NS late). Nor does
+	 * a worker with hand-offs in flight (engine.h): its spin would take
+	 * the CPU the pool thread needs (weft_blocking cost 2x a semaphore
+	 * round trip with it on this 2-CPU machine). */
+	bool search = (m->nworkers > 1 || w->fd_waits == 0) &&
+	              !atomic_load_explicit(&w->handoffs, memory_order_relaxed);
 	/* Search for a while, if few others do (or once more, for a lone task
 	 * seen just before sleeping): a look now and then, at a few victims. */
-	if (mw->recheck || mw->spinning ||
-	    (room_for(m, 0) &&
-	     (mw->spinning = weft__idle_start_search(&m->idle, m->max_spinning)))) {
+	if (search && (mw->recheck || mw->spinning ||
+	               (room_for(m, 0) &&
+	                (mw->spinning = weft__idle_start_search(&m->idle, m->max_spinning))))) {
 		int64_t until = weft_clock_ns() + SPIN_NS;
 		do {
 			/* Its own inbox is where a wake-up of one of its fibers
@@ -460,8 +471,9 @@ static bool idle(weft__fworker *w)
 	(void)weft__watch_keep(&m->idle, &mw->idler);
 	/* Every poster has now either published its task or will see this
 	 * worker idle (membarrier.h); a barrier that failed leaves this round
-	 * awake. */
-	bool unsure = weft__membarrier_usable() && !weft__membarrier();
+	 * awake. A lone worker has no such poster (an outside post's CAS is
+	 * seq_cst): no barrier, a system call less per sleep. */
+	bool unsure = m->nworkers > 1 && weft__membarrier_usable() && !weft__membarrier();
 	fresh = false;
 	bool found = look(m, mw, m->nworkers, &fresh), claimed;
 	/* Until work, a timer, an fd event or a kick; the watcher in periods,
