@@ -50,9 +50,13 @@
  * STARVING, clearing WOKEN in the same CAS, and only the unlock whose
  * atomic add saw STARVING hands off: one hand-off per episode.
  *
- * Costs. Uncontended lock and unlock are one atomic operation each on the
- * mutex's own word; nothing else shared is written, and nothing is
- * allocated. */
+ * Costs. Uncontended, lock is a load and a CAS and unlock one atomic add,
+ * on the mutex's own word; nothing else shared is written, and nothing is
+ * allocated. Left as they are, measured or weighed against the spin: the
+ * clock read when a waiter first queues and after each wake-up (about
+ * 30 ns against a round of microseconds), and the internal lock sharing
+ * the state's cache line (the layout is weft_mutex's, fixed by the ABI;
+ * only queueing and waking touch it). */
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
