@@ -129,14 +129,16 @@ typedef struct weft_latch {
 
 /** weft_mutex_init prepares an unlocked mutex. WEFT_EINVAL for NULL. */
 WEFT_EXTERN int weft_mutex_init(weft_mutex *m);
-/** weft_mutex_lock takes the mutex. A free mutex is taken at once, even
- * with waiters queued; otherwise a kernel thread spins briefly, then
- * sleeps, and a fiber parks. An unlock wakes the longest waiter to try
- * again; one that loses after waiting more than about 1 ms is handed the
- * mutex by the next unlock, so no caller waits much longer than that plus
- * two wake-ups per waiter ahead of it. Uncontended,
- * lock and unlock are one atomic operation each on the mutex; nothing is
- * allocated. Not recursive. WEFT_EINVAL for NULL. */
+/** weft_mutex_lock takes the mutex. A free mutex is taken at once, even with
+ * waiters queued; otherwise the caller spins a few microseconds while
+ * nobody is queued or when an unlock woke it (a kernel thread, or a fiber
+ * whose runtime has several workers), then a kernel thread sleeps and a
+ * fiber parks. An unlock wakes the longest waiter to try again; one that
+ * loses after waiting more than about 1 ms is handed the mutex by the next
+ * unlock, so no caller waits much longer than that plus two wake-ups per
+ * waiter ahead of it. Uncontended, lock and unlock are one atomic operation
+ * each on the mutex; nothing is allocated. Not recursive. WEFT_EINVAL for
+ * NULL. */
 WEFT_EXTERN int weft_mutex_lock(weft_mutex *m);
 /** weft_mutex_lock_until is weft_mutex_lock with a deadline (CLOCK_MONOTONIC
  * nanoseconds, as weft_clock_ns() reads it): WEFT_ETIMEDOUT, not holding m
