@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/os.h"
 #include "core/testing.h"
 #include "fiber/stack.h"
 
@@ -81,7 +82,7 @@ _Static_assert(sizeof(void *) != 8 ||
 
 /* ------------------------------------------------------------ platform */
 
-#if defined(__linux__)
+#if defined(WEFT_OS_LINUX)
 /* Linux names a thread with at most 15 bytes; the caller fits the name. */
 static void set_thread_name(const char *name)
 {
@@ -153,6 +154,27 @@ static int pin_thread(int cpu)
 	return ENOTSUP;
 }
 #endif
+
+bool weft__thread_stack_bounds(uintptr_t *low, size_t *size, size_t *guard)
+{
+#ifdef WEFT_OS_LINUX
+	pthread_attr_t a;
+	void *addr = NULL;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return false;
+	if (pthread_attr_getstack(&a, &addr, size) != 0 ||
+	    pthread_attr_getguardsize(&a, guard) != 0)
+		addr = NULL;
+	pthread_attr_destroy(&a);
+	*low = (uintptr_t)addr;
+	return addr != NULL;
+#else
+	/* FreeBSD has pthread_attr_get_np, macOS pthread_get_stackaddr_np
+	 * and pthread_get_stacksize_np: a port fills this in. */
+	(void)low, (void)size, (void)guard;
+	return false;
+#endif
+}
 
 /* "weft-<kind>-<index>" in buf[16]. When that is longer than 15 bytes, the
  * kind is cut so that the index stays whole: weft-threads-99, then
@@ -244,6 +266,7 @@ static void *thread_main(void *p)
 	return r;
 }
 
+#ifdef WEFT_OS_LINUX
 static long read_long_file(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -257,6 +280,18 @@ static long read_long_file(const char *path)
 	buf[n] = 0;
 	return strtol(buf, NULL, 10);
 }
+
+/* The system's thread limit (kernel.threads-max), or -1. */
+static long threads_max(void)
+{
+	return read_long_file("/proc/sys/kernel/threads-max");
+}
+#else
+static long threads_max(void)
+{
+	return -1; /* a Linux setting: not known here */
+}
+#endif
 
 /* Says why a thread could not be created: errno's text and the limits
  * that cause EAGAIN. At most once a second (spawn may fail every post). */
@@ -278,8 +313,7 @@ static void report_failure(int err, bool injected)
 	          "weft: cannot create a thread (pthread_create: %s%s); the limits are "
 	          "RLIMIT_NPROC (ulimit -u) %s, kernel.threads-max %ld, memory for the "
 	          "thread's stack (ulimit -s) and address space (ulimit -v)\n",
-	          strerror(err), injected ? ", injected by a test" : "", nproc_text,
-	          read_long_file("/proc/sys/kernel/threads-max"));
+	          strerror(err), injected ? ", injected by a test" : "", nproc_text, threads_max());
 }
 
 /* Creates the thread that runs fn(arg) as the start slot says; rt NULL: a
