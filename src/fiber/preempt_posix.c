@@ -8,7 +8,7 @@
  * pthread_kill reaches a chosen thread on every POSIX system, so a thread
  * that keeps the deadlines sends each worker its tick: one thread for all
  * runtimes, sleeping on a word (core/futex.h) until the next deadline, or
- * for good while every ticker is idle or none is running.
+ * for good while every ticker is idle; it ends when the last ticker stops.
  *
  * A tick is told from a stray signal of the same number by a flag the
  * clock thread raises before it sends (si_code SI_TIMER is what the Linux
@@ -197,6 +197,14 @@ static void *clock_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	pthread_mutex_lock(&clock_lock);
 	for (;;) {
+		if (!recs) {
+			/* The last ticker stopped: the thread ends (a process
+			 * with no runtime keeps no thread of weft's), and the next
+			 * start makes another. */
+			clock_running = false;
+			pthread_mutex_unlock(&clock_lock);
+			return NULL;
+		}
 		uint32_t seen = atomic_load(&clock_word);
 		int64_t now = weft__now_ns(), due = INT64_MAX;
 		for (tick_rec *r = recs; r; r = r->next) {
@@ -230,7 +238,6 @@ static void *clock_main(void *arg)
 		                 due == INT64_MAX ? -1 : weft__ns_left(due, now));
 		pthread_mutex_lock(&clock_lock);
 	}
-	return NULL;
 }
 
 /* Makes the clock thread look at its list again. */
@@ -373,6 +380,7 @@ void weft__ticker_stop(weft__ticker *t)
 			break;
 		}
 	pthread_mutex_unlock(&clock_lock);
+	poke(); /* the last one: the clock thread ends */
 	/* No tick is sent after this; one already sent stays blocked and is
 	 * discarded with the thread, as on Linux. */
 	tick_fn = NULL;

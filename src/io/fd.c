@@ -250,11 +250,9 @@ static int watch(weft__fd *s, int fd, weft__poller *p, bool level, short events)
 {
 	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
 	if (atomic_load_explicit(&s->poller_id, memory_order_relaxed) == p->id) {
-		if (!level) {
-			weft__poller_expect(p, fd, events); /* the cached bit was cleared */
-			return 0;
-		}
-		int rc = weft__poller_rewatch(p, fd, WEFT__POLL_KEY_FD(fd, seq));
+		int rc = level ? weft__poller_rewatch(p, fd, WEFT__POLL_KEY_FD(fd, seq)) : 0;
+		if (rc == 0)
+			weft__poller_expect(p, fd, events); /* what the fiber parks for */
 		if (rc <= 0)
 			return rc;
 		/* Not in the set any more: closed with close(2) behind weft's
@@ -273,8 +271,10 @@ static int watch(weft__fd *s, int fd, weft__poller *p, bool level, short events)
 		errno = EBADF;
 		return WEFT_ESYSTEM;
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		atomic_store_explicit(&s->poller_id, p->id, memory_order_relaxed);
+		weft__poller_expect(p, fd, events);
+	}
 	return rc;
 }
 
@@ -648,6 +648,7 @@ int weft_close(int fd)
 	 * old file cannot start a wait in the new life on it (and park for
 	 * ever on a closed fd). Then the number is free for a new file. */
 	uint32_t seq = s ? weft__fd_renew(s, WEFT__FD_CANCELLED, WEFT__RD | WEFT__WR) : 0;
+	weft__poller_forget(fd); /* no poll may keep the file open past this close */
 	int rc = 0;
 	if (close(fd) != 0 && errno != EINTR)
 		rc = WEFT_ESYSTEM; /* EINTR: Linux has closed it anyway */

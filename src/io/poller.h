@@ -83,12 +83,17 @@ int weft__poller_watch(weft__poller *p, int fd, uint64_t key);
 int weft__poller_rewatch(weft__poller *p, int fd, uint64_t key);
 /* weft__poller_unwatch drops fd from p's set (close(2) does it too). */
 void weft__poller_unwatch(weft__poller *p, int fd);
-/* weft__poller_expect: a fiber is about to wait for events (POLLIN,
- * POLLOUT) on fd, watched in p, after the fd said it was not ready (the
- * cached bit was cleared). epoll's edge needs nothing (an empty call); a
- * backend that emulates the edge (poller_poll.c) polls for the events
- * again, having left them out since it last reported them. Any thread. */
+/* weft__poller_expect: a fiber is about to park waiting for events
+ * (POLLIN, POLLOUT) on fd, watched in p (after weft__poller_watch or
+ * rewatch, or when the cached bit said not ready). epoll's edge needs
+ * nothing (an empty call); a backend that emulates the edge
+ * (poller_poll.c) polls fd for these events until it reports them. */
 void weft__poller_expect(weft__poller *p, int fd, short events);
+/* weft__poller_forget: fd is about to be closed (weft_close). epoll drops
+ * a closed file from every set by itself; a backend that keeps fds by
+ * number (poller_poll.c) drops it from every poller now, so that no
+ * thread asleep in poll holds the file open past its close. Any thread. */
+void weft__poller_forget(int fd);
 
 /* The I/O layer's handler of a WEFT__POLL_KEY_FD report (io/fd.c). */
 void weft__io_ready(int fd, uint32_t seq, short revents);

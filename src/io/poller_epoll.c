@@ -219,6 +219,11 @@ void weft__poller_expect(weft__poller *p, int fd, short events)
 	(void)p, (void)fd, (void)events; /* the edge comes when it comes */
 }
 
+void weft__poller_forget(int fd)
+{
+	(void)fd; /* epoll drops a closed file from every set by itself */
+}
+
 /* epoll_wait for the timeout through the timerfd (no epoll_pwait2). */
 static int wait_timerfd(weft__poller *p, struct epoll_event *evs, int n, int64_t timeout_ns)
 {

@@ -2,32 +2,38 @@
  * wake-ups from other threads (the portable build, WEFT_PORTABLE).
  *
  * What it emulates. The I/O layer (io/fd.c) wants edge-triggered watches:
- * an fd reported ready is not reported again until its readiness changes,
- * so that a worker does not hear of an fd nobody is waiting on yet. poll
- * is level-triggered. So a watched fd's reported events are masked: left
- * out of the next polls until weft__poller_expect says a fiber now waits
- * for them (it cleared the cached bit on EAGAIN or a short transfer, so
- * the fd was not ready a moment ago), or a watch or rewatch asks afresh.
- * The cost against epoll's edge is one lock per wait on a watched fd. An
- * fd that reports an error or a hang-up (which poll reports whatever it is
- * asked) is left out entirely until then: the I/O layer keeps those bits
- * for good, and every wait on them ends at once.
+ * an fd is registered once, and a report comes when it becomes ready, not
+ * again and again while it stays ready with nobody waiting. poll is
+ * level-triggered. So a watched fd is polled only for what a waiter
+ * expects: the I/O layer calls weft__poller_expect right before a fiber
+ * parks on it (after the fd said EAGAIN, or the cached bit was clear), and
+ * a report takes the events it reported off the expectation. An fd nobody
+ * waits on is not in the poll set at all. An error or hang-up (which poll
+ * reports whatever it is asked) ends every expectation of the fd: the I/O
+ * layer keeps those bits for good.
  *
- * epoll forgets an fd when it is closed; poll answers POLLNVAL for it,
- * which drops the interest here. A watched fd closed behind weft's back
- * and its number reused before the next poll is told apart by its device
- * and inode (one fstat per rewatch): rewatch then answers 1, as epoll does
- * for an fd no longer in its set.
+ * Closed fds. epoll forgets an fd when its file is closed and holds no
+ * reference to it; a thread asleep in poll holds a reference to every file
+ * it polls, so a socket closed while some worker polls its number would
+ * stay open (its peer would wait for the end of the stream that never
+ * comes) until that poll returns. weft_close therefore calls
+ * weft__poller_forget first, which drops the fd from every poller and
+ * wakes those in poll. A number closed behind weft's back (close(2)) is
+ * dropped at the next POLLNVAL, or told from its new file by device and
+ * inode at the next rewatch (weft_wait_fd), which then answers 1 as epoll
+ * does for an fd no longer in its set.
  *
  * Costs: every wait builds the pollfd array from the table (O(watched)),
- * and the kernel scans it (O(watched) again), where epoll pays per event;
- * the timeout has a millisecond resolution, with the rest slept
- * (io/wakefd.h). docs/platforms.md measures them.
+ * and the kernel scans it (O(polled) again), where epoll pays per event;
+ * one lock per wait on a watched fd (the expectation); the timeout has a
+ * millisecond resolution, with the rest slept (io/wakefd.h).
+ * docs/platforms.md measures them.
  *
  * Who touches what: the table under set->lock (watch, rewatch, unwatch and
- * expect come from any thread, and wake the owner when it is in poll so
- * that it polls the new table); the arrays for poll and the reports are
- * the owner's. */
+ * expect come from the owner's fibers, forget from any thread: each wakes
+ * the owner when it is in poll so that it polls the new table); the arrays
+ * for poll and the reports are the owner's. The registry of pollers
+ * (forget) under registry_lock, taken before a set's lock. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -48,11 +54,11 @@
 
 typedef struct interest {
 	int fd;
-	bool oneshot; /* weft__poller_arm: reported once, then dropped */
-	short events; /* asked for */
-	short masked; /* reported, not asked for again yet (watches only) */
-	uint64_t key; /* a watch's key, or a one-shot's token */
-	dev_t dev;    /* the file watched (rewatch tells a reused number) */
+	bool oneshot;   /* weft__poller_arm: reported once, then dropped */
+	short events;   /* asked for */
+	short expected; /* a waiter waits for these, not reported yet (watches) */
+	uint64_t key;   /* a watch's key, or a one-shot's token */
+	dev_t dev;      /* the file watched (rewatch tells a reused number) */
 	ino_t ino;
 } interest;
 
@@ -63,6 +69,7 @@ typedef struct report {
 } report;
 
 struct weft__pollset {
+	struct weft__pollset *next_set; /* the registry (forget), under registry_lock */
 	pthread_mutex_t lock;
 	interest *v; /* under lock */
 	int n, cap;
@@ -102,6 +109,10 @@ static int refused(const char *call, int err)
 
 static _Atomic uint32_t last_id;
 
+/* Every poller of the process, for weft__poller_forget. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct weft__pollset *registry;
+
 void weft__fault_no_pwait2(bool on)
 {
 	(void)on; /* an epoll matter: this poller has no timerfd to fall back on */
@@ -129,12 +140,23 @@ int weft__poller_init(weft__poller *p)
 	atomic_init(&s->wakes, 0);
 	p->wakefd = s->wake.wr;
 	p->set = s;
+	pthread_mutex_lock(&registry_lock);
+	s->next_set = registry;
+	registry = s;
+	pthread_mutex_unlock(&registry_lock);
 	return 0;
 }
 
 void weft__poller_destroy(weft__poller *p)
 {
 	struct weft__pollset *s = p->set;
+	pthread_mutex_lock(&registry_lock);
+	for (struct weft__pollset **q = &registry; *q; q = &(*q)->next_set)
+		if (*q == s) {
+			*q = s->next_set;
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
 	weft__wakefd_close(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s->v);
@@ -230,7 +252,7 @@ int weft__poller_arm(weft__poller *p, int fd, short events, void *token)
 		/* Replaces a watch of fd, as EPOLL_CTL_MOD would. */
 		it->oneshot = true;
 		it->events = (short)(events & (POLLIN | POLLOUT | POLLPRI));
-		it->masked = 0;
+		it->expected = it->events;
 		it->key = (uint64_t)(uintptr_t)token;
 		changed(s);
 	}
@@ -256,9 +278,12 @@ int weft__poller_watch(weft__poller *p, int fd, uint64_t key)
 	if (!it)
 		it = add(s, fd);
 	if (it) {
+		if (it->oneshot)
+			it->expected = 0;
 		it->oneshot = false;
 		it->events = WATCHED_EVENTS;
-		it->masked = 0; /* the current level is reported, as epoll does on ADD */
+		/* Polled once a waiter expects something (expect): a waiter
+		 * already parked on it keeps its expectation. */
 		it->key = key;
 		it->dev = st.st_dev;
 		it->ino = st.st_ino;
@@ -281,9 +306,7 @@ int weft__poller_rewatch(weft__poller *p, int fd, uint64_t key)
 	if (it && (!open_now || it->oneshot || it->dev != st.st_dev || it->ino != st.st_ino)) {
 		drop(s, it); /* closed since, or another file under the number */
 	} else if (it) {
-		it->key = key;
-		it->masked = 0;
-		changed(s);
+		it->key = key; /* the caller's expect polls the level again */
 		rc = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -307,14 +330,29 @@ void weft__poller_expect(weft__poller *p, int fd, short events)
 	struct weft__pollset *s = p->set;
 	pthread_mutex_lock(&s->lock);
 	interest *it = find(s, fd);
-	if (it && !it->oneshot && it->masked) {
-		short unmask = (short)(events & POLLOUT);
-		if (events & (POLLIN | POLLPRI))
-			unmask |= (short)(POLLIN | POLLPRI | WEFT__POLLRDHUP);
-		it->masked &= (short)~unmask;
+	short want = (short)(events & (POLLIN | POLLOUT | POLLPRI));
+	if (events & POLLIN)
+		want |= (short)WEFT__POLLRDHUP;
+	if (it && !it->oneshot && (it->expected | want) != it->expected) {
+		it->expected |= want;
 		changed(s);
 	}
 	pthread_mutex_unlock(&s->lock);
+}
+
+void weft__poller_forget(int fd)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (struct weft__pollset *s = registry; s; s = s->next_set) {
+		pthread_mutex_lock(&s->lock);
+		interest *it = find(s, fd);
+		if (it) {
+			drop(s, it);
+			changed(s); /* its poll lets go of the file */
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_unlock(&registry_lock);
 }
 
 /* ------------------------------------------------------------ waiting */
@@ -338,7 +376,7 @@ static int collect(struct weft__pollset *s)
 	int m = 0;
 	s->pfd[m++] = (struct pollfd){.fd = s->wake.rd, .events = POLLIN};
 	for (int i = 0; i < s->n; i++) {
-		short want = (short)(s->v[i].events & ~s->v[i].masked);
+		short want = (short)(s->v[i].events & s->v[i].expected);
 		if (want)
 			s->pfd[m++] = (struct pollfd){.fd = s->v[i].fd, .events = want};
 	}
@@ -369,9 +407,9 @@ static int harvest(struct weft__pollset *s, int m)
 		if (it->oneshot)
 			drop(s, it);
 		else if (rev & (POLLERR | POLLHUP))
-			it->masked = WATCHED_EVENTS;
+			it->expected = 0;
 		else
-			it->masked |= (short)(rev & WATCHED_EVENTS);
+			it->expected &= (short)~rev;
 	}
 	return nrep;
 }
