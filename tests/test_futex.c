@@ -102,7 +102,8 @@ static void many_waiters_counts(void **state)
 }
 
 /* Waiters on two neighbouring words (the table may hash them to one
- * bucket): waking one word all the way wakes none of the other's. */
+ * bucket): waking one word all the way, or any of a thousand others, wakes
+ * none of the other's. */
 static void neighbours_apart(void **state)
 {
 	(void)state;
@@ -120,6 +121,11 @@ static void neighbours_apart(void **state)
 	assert_int_equal(woke, NWAITERS / 2);
 	for (int i = 0; i < NWAITERS / 2; i++)
 		pthread_join(th[1][i], NULL);
+	/* Wakes of a thousand other words (some share words[0]'s bucket in
+	 * the table, whatever its hash) wake nobody. */
+	static _Atomic uint32_t others[1024];
+	for (int i = 0; i < 1024; i++)
+		assert_int_equal(weft__futex_wake(&others[i], INT_MAX), 0);
 	pause_us(20000); /* a wrong wake-up of words[0] would show by now */
 	assert_int_equal(atomic_load(&returned[0]), 0);
 	woke = wake_all_by(&words[0], 1, &returned[0], NWAITERS / 2);
