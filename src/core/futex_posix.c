@@ -6,7 +6,11 @@
  * stack, so a wake-up for one word never wakes the threads of another word
  * that shares the bucket (one broadcast per bucket would, and would make
  * weft__futex_wake's count a lie). Cost: a lock, a signal and a context
- * switch per wake, against the kernel's single call.
+ * switch per wake, against the kernel's single call. The signal is sent
+ * after the bucket's lock is let go, so that the woken thread does not wake
+ * into a held lock (a second sleep and wake-up); the waiter then waits for
+ * the signal to be over (pending) before its condition variable ends with
+ * its stack frame.
  *
  * No lost wake-up: a waiter compares the word with expected under its
  * bucket's lock and queues itself before it lets go, and a waker changes
@@ -28,6 +32,7 @@
  * does not make timer slack finer (POSIX has no such setting). */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -53,7 +58,8 @@ typedef struct waiter {
 	struct waiter *next, *prev;
 	const void *addr; /* the word waited on: the key */
 	pthread_cond_t cond;
-	bool woken; /* under the bucket's lock */
+	bool woken;           /* under the bucket's lock */
+	_Atomic bool pending; /* a waker is yet to signal cond (see wake) */
 } waiter;
 
 typedef struct bucket {
@@ -136,6 +142,7 @@ void weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, int64_t timeout
 		return;
 	}
 	waiter w = {.addr = (const void *)word, .next = NULL, .prev = b->tail, .woken = false};
+	atomic_init(&w.pending, false);
 	if (pthread_cond_init(&w.cond, &cond_attr) != 0) {
 		pthread_mutex_unlock(&b->lock);
 		return; /* a spurious return: the caller looks again */
@@ -154,6 +161,10 @@ void weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, int64_t timeout
 	if (!w.woken)
 		unlink_waiter(b, &w); /* timed out, or spurious: still queued */
 	pthread_mutex_unlock(&b->lock);
+	/* A waker that took us off the list may still be signalling: a few
+	 * instructions, after its unlock. */
+	while (atomic_load_explicit(&w.pending, memory_order_acquire))
+		sched_yield();
 	pthread_cond_destroy(&w.cond);
 }
 
@@ -161,6 +172,7 @@ int weft__futex_wake(_Atomic uint32_t *word, int n)
 {
 	bucket *b = bucket_of((const void *)word);
 	int woken = 0;
+	waiter *signal = NULL; /* taken off the list, to signal after the unlock */
 	pthread_mutex_lock(&b->lock);
 	for (waiter *w = b->head, *next; w && woken < n; w = next) {
 		next = w->next;
@@ -168,11 +180,17 @@ int weft__futex_wake(_Atomic uint32_t *word, int n)
 			continue;
 		unlink_waiter(b, w);
 		w->woken = true;
-		/* Under the lock: the waiter cannot return and destroy its
-		 * condition variable before this signal is over. */
-		pthread_cond_signal(&w->cond);
+		atomic_store_explicit(&w->pending, true, memory_order_relaxed);
+		w->next = signal;
+		signal = w;
 		woken++;
 	}
 	pthread_mutex_unlock(&b->lock);
+	while (signal) {
+		waiter *w = signal;
+		signal = w->next; /* read before pending goes: w may end then */
+		pthread_cond_signal(&w->cond);
+		atomic_store_explicit(&w->pending, false, memory_order_release);
+	}
 	return woken;
 }

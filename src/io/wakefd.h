@@ -5,11 +5,11 @@
  *
  * Linux (wakefd_linux.c): one eventfd is both ends, and ppoll takes the
  * timeout as a timespec. POSIX (wakefd_posix.c): a pipe, and poll(2),
- * whose timeout is in milliseconds: the whole milliseconds are polled and
- * the rest (under 1 ms) is slept, then the fds are looked at once more, so
- * a timed wait ends within microseconds of its time, but an fd or a
- * wake-up that comes during that last part of a timeout is seen at its
- * end (docs/platforms.md). */
+ * whose timeout is in milliseconds, or select(2) (microseconds) when the
+ * timeout is not a whole number of them and every fd is below FD_SETSIZE;
+ * beyond, the timeout goes up to the next millisecond (docs/platforms.md).
+ * Neither makes the timer slack finer (core/futex.h): a timeout ends up to
+ * the kernel's default slack late (50 us on Linux). */
 #ifndef WEFT_SRC_IO_WAKEFD_H
 #define WEFT_SRC_IO_WAKEFD_H
 

@@ -1,9 +1,12 @@
-/* io/wakefd.h in POSIX: a pipe, and poll(2) with the sub-millisecond part
- * of a timeout slept. Does not use ppoll (POSIX.1-2024, FreeBSD; macOS has
- * none) nor pselect (its fd_set stops at FD_SETSIZE). */
+/* io/wakefd.h in POSIX: a pipe, and poll(2), or select(2) for a timeout
+ * that is not a whole number of milliseconds. poll takes milliseconds;
+ * select takes microseconds, but its fd_set stops at FD_SETSIZE, so an fd
+ * beyond that makes the timeout go up to the next millisecond instead.
+ * Does not use ppoll (POSIX.1-2024 and FreeBSD have it, macOS does not). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,18 +62,78 @@ void weft__wakefd_close(weft__wakefd *w)
 	w->rd = w->wr = -1;
 }
 
+/* poll's answer from select's sets (POLLIN, POLLOUT, POLLPRI: select
+ * counts an end of file, a hang-up or an error as readable or writable). */
+static int from_sets(struct pollfd *fds, nfds_t n, fd_set *rd, fd_set *wr, fd_set *ex)
+{
+	int ready = 0;
+	for (nfds_t i = 0; i < n; i++) {
+		fds[i].revents = 0;
+		if (fds[i].fd < 0)
+			continue;
+		if (FD_ISSET(fds[i].fd, rd))
+			fds[i].revents |= POLLIN;
+		if (FD_ISSET(fds[i].fd, wr))
+			fds[i].revents |= POLLOUT;
+		if (FD_ISSET(fds[i].fd, ex))
+			fds[i].revents |= POLLPRI;
+		fds[i].revents &= (short)(fds[i].events | POLLIN | POLLOUT);
+		ready += fds[i].revents != 0;
+	}
+	return ready;
+}
+
+/* select with a timeout in microseconds (rounded up): -1 with EINVAL when
+ * an fd is beyond FD_SETSIZE; a closed fd answers as poll would
+ * (POLLNVAL). */
+static int select_us(struct pollfd *fds, nfds_t n, int64_t timeout_ns)
+{
+	fd_set rd, wr, ex;
+	FD_ZERO(&rd);
+	FD_ZERO(&wr);
+	FD_ZERO(&ex);
+	int top = -1;
+	for (nfds_t i = 0; i < n; i++) {
+		int fd = fds[i].fd;
+		if (fd < 0)
+			continue;
+		if (fd >= FD_SETSIZE) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (fds[i].events & POLLIN)
+			FD_SET(fd, &rd);
+		if (fds[i].events & POLLOUT)
+			FD_SET(fd, &wr);
+		if (fds[i].events & POLLPRI)
+			FD_SET(fd, &ex);
+		top = fd > top ? fd : top;
+	}
+	int64_t us = (timeout_ns + 999) / 1000;
+	struct timeval tv = {.tv_sec = (time_t)(us / 1000000),
+	                     .tv_usec = (suseconds_t)(us % 1000000)};
+	int got = select(top + 1, &rd, &wr, &ex, &tv);
+	if (got < 0 && errno == EBADF)
+		return poll(fds, n, 0); /* which one: POLLNVAL, as poll says */
+	if (got <= 0) {
+		for (nfds_t i = 0; i < n; i++)
+			fds[i].revents = 0;
+		return got;
+	}
+	return from_sets(fds, n, &rd, &wr, &ex);
+}
+
 int weft__poll_ns(struct pollfd *fds, nfds_t n, int64_t timeout_ns)
 {
 	if (timeout_ns < 0)
 		return poll(fds, n, -1);
-	int64_t ms = timeout_ns / 1000000;
-	int64_t rest = timeout_ns % 1000000;
-	int got = poll(fds, n, ms > INT_MAX ? INT_MAX : (int)ms);
-	if (got != 0 || rest == 0 || ms > INT_MAX)
-		return got;
-	/* The part poll cannot wait for: slept, then one more look. */
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)rest};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-	return poll(fds, n, 0);
+	if (timeout_ns % 1000000 != 0 && timeout_ns < INT64_C(1000000000) * 3600) {
+		int got = select_us(fds, n, timeout_ns);
+		if (got >= 0 || errno != EINVAL)
+			return got;
+	}
+	/* Whole milliseconds, or an fd select cannot take: up to the next
+	 * millisecond, never early. */
+	int64_t ms = timeout_ns / 1000000 + (timeout_ns % 1000000 != 0);
+	return poll(fds, n, ms > INT_MAX ? INT_MAX : (int)ms);
 }
