@@ -15,6 +15,10 @@
  *   post-drain     the main thread posts N empty tasks, then
  *                  weft_wait_all: ns per task
  *   sleep-late     weft_sleep_ns(200 us) in a task: median lateness, ns
+ *   futex-pingpong two plain threads hand a word back and forth with
+ *                  weft__futex_wait / weft__futex_wake (core/futex.h), no
+ *                  spinning: ns per round trip (two sleeps, two wake-ups);
+ *                  model "-", once before the models
  *
  *   platform_costs [--reps R] [--rounds N] [--models threads,mn,fibers,spawn]
  *
@@ -28,10 +32,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <weft/io.h>
 #include <weft/weft.h>
 
 #include "bench_util.h"
+#include "core/futex.h"
 
 #define PROG     "platform_costs"
 #define MAX_REPS 31
@@ -226,6 +233,40 @@ static double sleep_late(void)
 	return bench_median(late, SLEEPS);
 }
 
+/* ------------------------------------------------------------ futex */
+
+static _Atomic uint32_t turn; /* 0: the main thread's, 1: the other's */
+
+static void *futex_other(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < rounds; i++) {
+		while (atomic_load(&turn) != 1)
+			weft__futex_wait(&turn, 0, -1);
+		atomic_store(&turn, 0);
+		weft__futex_wake(&turn, 1);
+	}
+	return NULL;
+}
+
+static double futex_pingpong(void)
+{
+	atomic_store(&turn, 0);
+	pthread_t th;
+	if (pthread_create(&th, NULL, futex_other, NULL) != 0)
+		die("pthread_create");
+	double t0 = bench_now_ns();
+	for (long i = 0; i < rounds; i++) {
+		atomic_store(&turn, 1);
+		weft__futex_wake(&turn, 1);
+		while (atomic_load(&turn) != 0)
+			weft__futex_wait(&turn, 1, -1);
+	}
+	double ns = (bench_now_ns() - t0) / (double)rounds;
+	pthread_join(th, NULL);
+	return ns;
+}
+
 /* ------------------------------------------------------------ main */
 
 static const struct {
@@ -267,6 +308,13 @@ int main(int argc, char **argv)
 	}
 	if (reps < 1 || reps > MAX_REPS || rounds < 4)
 		die("--reps must be 1 to 31, --rounds at least 4");
+	{
+		double v[MAX_REPS];
+		for (int r = 0; r < reps; r++)
+			v[r] = futex_pingpong();
+		printf("futex-pingpong - 2 %.0f\n", bench_median(v, reps));
+		fflush(stdout);
+	}
 	for (char *save = NULL, *m = strtok_r(models, ",", &save); m;
 	     m = strtok_r(NULL, ",", &save)) {
 		weft_config cfg;

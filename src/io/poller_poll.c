@@ -25,8 +25,8 @@
  *
  * Costs: every wait builds the pollfd array from the table (O(watched)),
  * and the kernel scans it (O(polled) again), where epoll pays per event;
- * one lock per wait on a watched fd (the expectation); the timeout has a
- * millisecond resolution, with the rest slept (io/wakefd.h).
+ * one lock per wait on a watched fd (the expectation); a sub-millisecond
+ * timeout waits in select rather than poll (io/wakefd.h).
  * docs/platforms.md measures them.
  *
  * Who touches what: the table under set->lock (watch, rewatch, unwatch and
