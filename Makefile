@@ -6,7 +6,9 @@
 #                 configure, build and ctest the release, asan and tsan
 #                 presets, and the aarch64 preset (cross-built, its stress,
 #                 sync, fork-join, timed, fiber and loop tests run under
-#                 qemu-user) (stops at the first failure)
+#                 qemu-user), and the portable preset (the whole suite on
+#                 the POSIX backend: poll, a wait-on-address table, a clock
+#                 thread; docs/platforms.md) (stops at the first failure)
 #   make docs     the API reference from include/weft/*.h (Doxygen, Doxyfile)
 #                 in build/docs/html; fails on any Doxygen warning
 #   make install  build release and install it under PREFIX (default
@@ -34,7 +36,7 @@
 # found" results are dropped (install-deps --forget-notfound) first.
 
 JOBS         ?= 2
-TEST_PRESETS ?= release asan tsan aarch64
+TEST_PRESETS ?= release asan tsan aarch64 portable
 BUILD        ?= build/release
 BENCHES      ?= post_throughput fiber_switch fork_join chan_pipeline algo_sort blocking_pool io/file_read
 

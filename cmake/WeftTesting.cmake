@@ -192,8 +192,11 @@ function(weft_add_cmocka_test name)
 	add_executable(${_exe} ${ARG_SOURCES})
 	target_include_directories(${_exe} PRIVATE
 		"${PROJECT_SOURCE_DIR}/src" "${PROJECT_SOURCE_DIR}/tests")
+	# WEFT_PORTABLE as the library has it: the src/ headers tests include
+	# read it, and a test may expect what only Linux's backend does.
 	target_compile_definitions(${_exe} PRIVATE _GNU_SOURCE
-		$<$<BOOL:${WEFT_SANITIZE}>:WEFT_TEST_UNDER_SANITIZER=1>)
+		$<$<BOOL:${WEFT_SANITIZE}>:WEFT_TEST_UNDER_SANITIZER=1>
+		$<$<BOOL:${WEFT_PORTABLE}>:WEFT_PORTABLE=1>)
 	target_link_libraries(${_exe} PRIVATE
 		weft_static ${WEFT_CMOCKA_TARGET} Threads::Threads ${ARG_LIBS})
 
@@ -271,4 +274,28 @@ function(weft_add_program_test name)
 				FAIL_REGULAR_EXPRESSION "${ARG_FAIL_REGULAR_EXPRESSION}")
 		endif()
 	endforeach()
+endfunction()
+
+# weft_portable_skip(<regex> <reason>): in the portable build (WEFT_PORTABLE,
+# docs/platforms.md), the tests of the current directory whose name matches
+# regex are disabled (ctest lists them as "Not Run (Disabled)"): they test
+# a capability only Linux's backend has. The reason is said at configure
+# time and in docs/platforms.md; keep the list short.
+function(weft_portable_skip regex reason)
+	if(NOT WEFT_PORTABLE OR NOT WEFT_BUILD_TESTS)
+		return()
+	endif()
+	get_property(_tests DIRECTORY PROPERTY TESTS)
+	set(_skipped "")
+	foreach(_t IN LISTS _tests)
+		if(_t MATCHES "${regex}")
+			list(APPEND _skipped "${_t}")
+		endif()
+	endforeach()
+	if(NOT _skipped)
+		message(FATAL_ERROR "weft_portable_skip: no test matches '${regex}'")
+	endif()
+	set_tests_properties(${_skipped} PROPERTIES DISABLED TRUE)
+	list(LENGTH _skipped _n)
+	message(STATUS "portable: ${_n} test(s) ${regex} skipped: ${reason}")
 endfunction()

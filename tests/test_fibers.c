@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fiber/symbolize.h"
 #include "harness.h"
 
 static weft_rt *create(weft_policy policy)
@@ -340,9 +341,17 @@ static void overflow_aborts(void)
 	int st;
 	const char *err = in_child(overflow_child, 0, &st);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
-	char want[128];
-	snprintf(want, sizeof(want), "task %p (function overflow_task at %p) overflowed its",
-	         (void *)&overflowing, (void *)overflow_task);
+	char want[128], name[32];
+	uintptr_t off;
+	/* By name where weft can name functions (not the portable build:
+	 * fiber/symbolize.h), by address always. */
+	if (weft__symbolize((uintptr_t)overflow_task, name, sizeof(name), &off))
+		snprintf(want, sizeof(want),
+		         "task %p (function overflow_task at %p) overflowed its",
+		         (void *)&overflowing, (void *)overflow_task);
+	else
+		snprintf(want, sizeof(want), "task %p (function %p) overflowed its",
+		         (void *)&overflowing, (void *)overflow_task);
 	if (!strstr(err, want))
 		fprintf(stderr, "child said: %s\n", err);
 	assert_non_null(strstr(err, want));

@@ -329,9 +329,16 @@ static void misuse_task(void *arg)
 	}
 	WT_CHECK_RC(0, weft_fsync(fd, INT64_MAX));
 	/* A deadline already past: the page cache holds the file (just
-	 * written), so the read succeeds without waiting; fsync cannot try. */
+	 * written), so the read succeeds without waiting (RWF_NOWAIT); fsync
+	 * cannot try. POSIX has no read that refuses to wait for the device:
+	 * there it times out (io/files.c). */
+#ifndef WEFT_PORTABLE
 	WT_CHECK(weft_pread(fd, &c, 1, 5, 0) == 1 && c == (char)pattern(5));
 	WT_CHECK(weft_pread(fd, &c, 1, 6, INT64_MIN) == 1 && c == (char)pattern(6));
+#else
+	WT_CHECK_RC(WEFT_ETIMEDOUT, weft_pread(fd, &c, 1, 5, 0));
+	WT_CHECK_RC(WEFT_ETIMEDOUT, weft_pread(fd, &c, 1, 6, INT64_MIN));
+#endif
 	WT_CHECK(weft_pread(fd, &c, 1, 7, INT64_MAX - 1) == 1 && c == (char)pattern(7));
 	WT_CHECK_RC(WEFT_ETIMEDOUT, weft_fsync(fd, 0));
 	WT_CHECK_RC(WEFT_ETIMEDOUT, weft_openat(AT_FDCWD, "/proc/self/status", O_RDONLY, 0, 0));

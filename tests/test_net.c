@@ -898,6 +898,53 @@ static void short_read_clears(void)
 	assert_rc(0, weft_close(sv[1]));
 }
 
+/* ------------------------------------------------------------ close */
+
+typedef struct timed_out {
+	weft_task task;
+	int fd, other; /* a read of fd times out, then one of other waits */
+} timed_out;
+
+static void read_times_out(void *arg)
+{
+	timed_out *t = arg;
+	char b;
+	WT_CHECK_RC(WEFT_ETIMEDOUT,
+	            (int)weft_read(t->fd, &b, 1, weft_clock_ns() + 20 * 1000 * 1000));
+	WT_CHECK(weft_read(t->other, &b, 1, FOREVER) == 1);
+}
+
+/* weft_close ends the file even while a worker's poller may still have it:
+ * a task's read of fd timed out, and the task then waits on another fd, so
+ * its worker sleeps in its poller; the peer of fd must see the end of the
+ * stream when fd is closed. A poll(2) backend that kept fd in the set held
+ * the file open for as long as that poll lasted (the portable poller:
+ * weft__poller_forget; examples.crawler hung on mn). On fibers and mn at
+ * one worker the two waits are on one poller; more workers may move the
+ * task between them. */
+static void close_while_polled(void)
+{
+	int sv[2], other[2];
+	pair(sv);
+	pair(other);
+	weft_rt *rt = wt_create_default();
+	timed_out t = {.fd = sv[0], .other = other[0]};
+	weft_task_init(&t.task, read_times_out, &t);
+	assert_rc(0, weft_post(rt, &t.task));
+	wt_sleep_ms(60); /* the first read has timed out, the second waits */
+	assert_rc(0, weft_close(sv[0]));
+	/* The end of the stream, at once: a plain blocking read (the test's
+	 * timeout catches a hang). */
+	char b = 0;
+	assert_int_equal(read(sv[1], &b, 1), 0);
+	assert_int_equal(write(other[1], &b, 1), 1);
+	assert_rc(0, weft_wait(&t.task));
+	assert_rc(0, weft_rt_destroy(rt));
+	assert_rc(0, weft_close(sv[1]));
+	assert_rc(0, weft_close(other[0]));
+	assert_rc(0, weft_close(other[1]));
+}
+
 /* ------------------------------------------------------------ misuse */
 
 static void misuse(void)
@@ -928,4 +975,5 @@ static void misuse(void)
 WT_CASES(WT_CASE(echo_10k), WT_CASE(echo_tasks_all), WT_CASE(echo_threads), WT_CASE(deadline_ends),
          WT_CASE(wake_by_data), WT_CASE(cancel_race), WT_CASE(cancel_sticks), WT_CASE(fd_reuse),
          WT_CASE(partial_writes), WT_CASE(no_sigpipe), WT_CASE(udp), WT_CASE(accept_connect),
-         WT_CASE(wait_fds), WT_CASE(short_read_clears), WT_CASE(misuse));
+         WT_CASE(wait_fds), WT_CASE(short_read_clears), WT_CASE(close_while_polled),
+         WT_CASE(misuse));

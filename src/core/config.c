@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/os.h"
 #include "io/files.h"
 #include "io/pool.h"
 
@@ -174,12 +175,15 @@ static int env_long(const char *var, long lo, long hi, const char *accepted, lon
 
 static int affinity_cpus(void)
 {
+#ifdef WEFT_OS_LINUX
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
 		int n = CPU_COUNT(&set);
 		if (n > 0)
 			return n;
 	}
+#endif
+	/* POSIX: the CPUs online, whatever the process may use. */
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
 }
@@ -211,6 +215,7 @@ typedef struct cgroup_limit {
 	char dir[256];      /* that cgroup, as /proc/self/cgroup names it */
 } cgroup_limit;
 
+#ifdef WEFT_OS_LINUX
 typedef struct cgroup_mount {
 	bool found;
 	char point[CG_MOUNT]; /* where it is mounted */
@@ -408,6 +413,14 @@ static void cgroup_cpu_limit(const char *root, cgroup_limit *best)
 	if (v2_path[0] && v2.found)
 		walk_cgroup(root, 2, &v2, v2_path, best);
 }
+#else
+/* cgroups are Linux's: no limit elsewhere (and in the portable build). */
+static void cgroup_cpu_limit(const char *root, cgroup_limit *best)
+{
+	(void)root;
+	memset(best, 0, sizeof(*best));
+}
+#endif
 
 /* The limit in whole CPUs, rounded up (half a CPU still needs a worker). */
 static int limit_cpus(const cgroup_limit *l)

@@ -29,7 +29,12 @@ void weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, int64_t timeout
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, tsp, NULL, 0);
 }
 
-void weft__futex_wake(_Atomic uint32_t *word, int n)
+int weft__futex_wake(_Atomic uint32_t *word, int n)
 {
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+	long woken = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+	return woken > 0 ? (int)woken : 0;
+}
+
+void weft__futex_fork_child(void)
+{
 }

@@ -600,6 +600,11 @@ WEFT__WARN_UNUSED int weft__thread_create(pthread_t *thread, void *(*fn)(void *)
  * unblocked (docs/process.md). */
 WEFT__WARN_UNUSED int weft__worker_create(pthread_t *thread, void *(*fn)(void *), void *arg,
                                           const weft_rt *rt, int index);
+/* The calling thread's stack: its lowest usable address, its size and the
+ * guard below it. False where the system cannot say (POSIX has no call for
+ * it: the portable build), and then callers assume no room to spare and no
+ * guard to name. */
+bool weft__thread_stack_bounds(uintptr_t *low, size_t *size, size_t *guard);
 
 /* Environment and machine defaults applied to cfg (see config.c). Prints
  * the reason to stderr and returns WEFT_EINVAL for a bad value. */

@@ -8,9 +8,10 @@
  * and sees what the caller stored before it (the idle counts).
  *
  * Linux: membarrier(2) with MEMBARRIER_CMD_PRIVATE_EXPEDITED (4.14 and
- * later; membarrier_linux.c). Elsewhere, or where the kernel or a seccomp
- * filter refuses it, weft__membarrier_init says so and callers keep their
- * fence on the hot path. */
+ * later; membarrier_linux.c). In the portable build (membarrier_posix.c),
+ * or where the kernel or a seccomp filter refuses it,
+ * weft__membarrier_init says so and callers keep their fence on the hot
+ * path. */
 #ifndef WEFT_SRC_CORE_MEMBARRIER_H
 #define WEFT_SRC_CORE_MEMBARRIER_H
 

@@ -6,7 +6,6 @@
 
 #include "core/membarrier.h"
 
-#ifdef __linux__
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -53,23 +52,3 @@ bool weft__membarrier(void)
 	atomic_thread_fence(memory_order_seq_cst);
 	return false;
 }
-
-#else
-
-bool weft__membarrier_init(void)
-{
-	return false;
-}
-
-bool weft__membarrier_usable(void)
-{
-	return false;
-}
-
-bool weft__membarrier(void)
-{
-	atomic_thread_fence(memory_order_seq_cst);
-	return false;
-}
-
-#endif

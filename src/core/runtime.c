@@ -100,7 +100,8 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
-	weft__io_fork_child(); /* the parent's rings unmapped, its pools forgotten */
+	weft__futex_fork_child(); /* first: the handlers below may wait */
+	weft__io_fork_child();    /* the parent's rings unmapped, its pools forgotten */
 	pthread_mutex_unlock(&shells_lock);
 	weft__log_fork_done();
 	weft__deferred_fork_done();

@@ -111,14 +111,11 @@ enum { UNCALLED, CALLED, DISMISSED }; /* a spare's call word */
 static bool stack_has_room(void)
 {
 	if (!weft__tls.stack_low) {
-		pthread_attr_t a;
-		void *low = NULL;
-		size_t size = 0;
-		if (pthread_getattr_np(pthread_self(), &a) == 0) {
-			pthread_attr_getstack(&a, &low, &size);
-			pthread_attr_destroy(&a);
-		}
-		weft__tls.stack_low = low ? (uintptr_t)low : UINTPTR_MAX; /* unknown: never */
+		uintptr_t low = 0;
+		size_t size = 0, guard = 0;
+		if (!weft__thread_stack_bounds(&low, &size, &guard))
+			low = 0;
+		weft__tls.stack_low = low ? low : UINTPTR_MAX; /* unknown: never */
 	}
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	return here > weft__tls.stack_low && here - weft__tls.stack_low > STACK_RESERVE;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/os.h"
 #include "core/testing.h"
 #include "fiber/stack.h"
 
@@ -69,6 +70,7 @@ typedef struct start_arg {
 	int index;             /* worker index for the hook */
 	weft_worker_hook hook; /* NULL: none */
 	void *hook_ctx;
+	size_t stack_size, guard; /* the attributes it was created with */
 } start_arg;
 
 /* weft_config grew into its padding and its reserved tail: the fields that
@@ -81,7 +83,7 @@ _Static_assert(sizeof(void *) != 8 ||
 
 /* ------------------------------------------------------------ platform */
 
-#if defined(__linux__)
+#if defined(WEFT_OS_LINUX)
 /* Linux names a thread with at most 15 bytes; the caller fits the name. */
 static void set_thread_name(const char *name)
 {
@@ -154,6 +156,63 @@ static int pin_thread(int cpu)
 }
 #endif
 
+#ifndef WEFT_OS_LINUX
+/* What POSIX lets a thread know of its own stack: the size and guard it
+ * was created with (weft's own threads: thread_main notes them) and an
+ * address near its top (thread_main's frame). The C library may keep its
+ * thread descriptor and TLS above that frame, inside the size, and may or
+ * may not count the guard in the size, so the bottom is known to within
+ * the guard and MARGIN: taken off the room, and added to the guard's
+ * window on both sides (a fault inside the mapped stack cannot happen, so
+ * a wider window names no false overflow). */
+#define MARGIN ((uintptr_t)64 * 1024)
+static _Thread_local uintptr_t est_low;
+static _Thread_local size_t est_size, est_guard;
+
+static void note_stack(const void *frame, size_t size, size_t guard)
+{
+	uintptr_t top = (uintptr_t)frame;
+	if (size <= 2 * (guard + MARGIN) || top < size)
+		return;
+	/* Whether the size counts the guard or not (C libraries differ), the
+	 * bottom lies within guard + MARGIN above top - size. */
+	est_low = top - size + guard + MARGIN;
+	est_size = size - guard - MARGIN;
+	est_guard = 2 * (guard + MARGIN);
+}
+#else
+static void note_stack(const void *frame, size_t size, size_t guard)
+{
+	(void)frame, (void)size, (void)guard; /* pthread_getattr_np knows */
+}
+#endif
+
+bool weft__thread_stack_bounds(uintptr_t *low, size_t *size, size_t *guard)
+{
+#ifdef WEFT_OS_LINUX
+	pthread_attr_t a;
+	void *addr = NULL;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return false;
+	if (pthread_attr_getstack(&a, &addr, size) != 0 ||
+	    pthread_attr_getguardsize(&a, guard) != 0)
+		addr = NULL;
+	pthread_attr_destroy(&a);
+	*low = (uintptr_t)addr;
+	return addr != NULL;
+#else
+	/* An estimate for weft's own threads (note_stack), none for others.
+	 * FreeBSD's pthread_attr_get_np and macOS's pthread_get_stackaddr_np
+	 * and pthread_get_stacksize_np would give every thread's exactly. */
+	if (!est_low)
+		return false;
+	*low = est_low;
+	*size = est_size;
+	*guard = est_guard;
+	return true;
+#endif
+}
+
 /* "weft-<kind>-<index>" in buf[16]. When that is longer than 15 bytes, the
  * kind is cut so that the index stays whole: weft-threads-99, then
  * weft-thread-100, weft-threa-1000. */
@@ -209,7 +268,9 @@ static void *thread_main(void *p)
 	               .hook = slot->hook,
 	               .hook_ctx = slot->hook_ctx};
 	memcpy(s.name, slot->name, sizeof(s.name));
+	size_t stack_size = slot->stack_size, guard = slot->guard;
 	atomic_store_explicit(&slot->used, false, memory_order_release);
+	note_stack(__builtin_frame_address(0), stack_size, guard);
 	weft__thread_stack_record();
 	set_thread_name(s.name);
 	if (s.cpu >= 0) {
@@ -244,6 +305,7 @@ static void *thread_main(void *p)
 	return r;
 }
 
+#ifdef WEFT_OS_LINUX
 static long read_long_file(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -257,6 +319,18 @@ static long read_long_file(const char *path)
 	buf[n] = 0;
 	return strtol(buf, NULL, 10);
 }
+
+/* The system's thread limit (kernel.threads-max), or -1. */
+static long threads_max(void)
+{
+	return read_long_file("/proc/sys/kernel/threads-max");
+}
+#else
+static long threads_max(void)
+{
+	return -1; /* a Linux setting: not known here */
+}
+#endif
 
 /* Says why a thread could not be created: errno's text and the limits
  * that cause EAGAIN. At most once a second (spawn may fail every post). */
@@ -278,8 +352,7 @@ static void report_failure(int err, bool injected)
 	          "weft: cannot create a thread (pthread_create: %s%s); the limits are "
 	          "RLIMIT_NPROC (ulimit -u) %s, kernel.threads-max %ld, memory for the "
 	          "thread's stack (ulimit -s) and address space (ulimit -v)\n",
-	          strerror(err), injected ? ", injected by a test" : "", nproc_text,
-	          read_long_file("/proc/sys/kernel/threads-max"));
+	          strerror(err), injected ? ", injected by a test" : "", nproc_text, threads_max());
 }
 
 /* Creates the thread that runs fn(arg) as the start slot says; rt NULL: a
@@ -315,6 +388,10 @@ static int create(pthread_t *thread, void *(*fn)(void *), void *arg, const weft_
 	}
 	if (pthread_attr_getguardsize(&attr, &guard) != 0 || guard < GUARD_BYTES)
 		(void)pthread_attr_setguardsize(&attr, GUARD_BYTES);
+	if (pthread_attr_getguardsize(&attr, &s->guard) != 0)
+		s->guard = GUARD_BYTES;
+	if (pthread_attr_getstacksize(&attr, &s->stack_size) != 0)
+		s->stack_size = 0; /* unknown: no estimate (thread_main) */
 	/* Tasks run with the program's signal mask: the one the thread that
 	 * created the runtime had (a child a task forks and execs inherits
 	 * it, and a mask survives exec, so a mask blocking SIGTERM would make

@@ -1,5 +1,8 @@
-/* Fiber stacks on Linux: see stack.h for the layout, the guard pages, the
- * pool and the overflow handler. */
+/* Fiber stacks: see stack.h for the layout, the guard pages, the pool and
+ * the overflow handler. Linux's extras (guards inside the mapping, the
+ * MAP_NORESERVE and MAP_STACK flags, /proc's mapping count in the failure
+ * report) are under WEFT_OS_LINUX (core/os.h); POSIX gets mmap, mprotect
+ * guards and madvise(MADV_DONTNEED), which BSDs and macOS have too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/os.h"
 #include "fiber/stack.h"
 #include "fiber/symbolize.h"
 
@@ -20,9 +24,15 @@
 #include <valgrind/valgrind.h>
 #endif
 
+#ifdef WEFT_OS_LINUX
 /* Linux 6.13 uapi; older headers (glibc 2.36 here) lack it. */
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
+#endif
+/* Reserve no swap for a stack's untouched pages; mark it a stack. */
+#define STACK_MAP_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK)
+#else
+#define STACK_MAP_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS)
 #endif
 
 _Static_assert(sizeof(weft__stack) <= WEFT__STACK_DESC, "the descriptor must fit its slot");
@@ -50,6 +60,7 @@ static _Atomic int guard_mode = GUARD_UNKNOWN;
  * that failed. */
 static int install_guard(void *addr, size_t len, const char **what)
 {
+#ifdef WEFT_OS_LINUX
 	if (atomic_load_explicit(&guard_mode, memory_order_relaxed) != GUARD_MPROTECT) {
 		if (madvise(addr, len, MADV_GUARD_INSTALL) == 0) {
 			atomic_store_explicit(&guard_mode, GUARD_MADVISE, memory_order_relaxed);
@@ -61,6 +72,9 @@ static int install_guard(void *addr, size_t len, const char **what)
 		}
 		atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed);
 	}
+#else
+	atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed);
+#endif
 	if (mprotect(addr, len, PROT_NONE) != 0) {
 		*what = "mprotect";
 		return errno;
@@ -72,8 +86,7 @@ bool weft__stack_guard_in_mapping(void)
 {
 	if (atomic_load_explicit(&guard_mode, memory_order_relaxed) == GUARD_UNKNOWN) {
 		size_t pg = page_size();
-		void *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
-		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, STACK_MAP_FLAGS, -1, 0);
 		if (m != MAP_FAILED) {
 			const char *what;
 			(void)install_guard(m, pg, &what);
@@ -90,6 +103,7 @@ void weft__stack_testing_force_mprotect(void)
 
 /* ------------------------------------------------------------ failure report */
 
+#ifdef WEFT_OS_LINUX
 /* A number from a /proc/sys file, or -1. */
 static long read_long_file(const char *path)
 {
@@ -121,6 +135,25 @@ static long count_mappings(void)
 	return n < 0 ? -1 : lines;
 }
 
+/* vm.max_map_count, or -1. */
+static long map_limit(void)
+{
+	return read_long_file("/proc/sys/vm/max_map_count");
+}
+#else
+/* POSIX cannot count a process's mappings; no per-process mapping limit
+ * to compare with either (Linux's vm.max_map_count): -1, unknown. */
+static long count_mappings(void)
+{
+	return -1;
+}
+
+static long map_limit(void)
+{
+	return -1;
+}
+#endif
+
 static atomic_flag reported = ATOMIC_FLAG_INIT;
 
 /* Says why a stack of stack_size usable bytes could not be mapped: always
@@ -141,7 +174,7 @@ static void report_failure(const char *what, int err, size_t stack_size, bool at
 	int len;
 	if (err == ENOMEM) {
 		long maps = count_mappings();
-		long limit = read_long_file("/proc/sys/vm/max_map_count");
+		long limit = map_limit();
 		bool in_mapping =
 		        atomic_load_explicit(&guard_mode, memory_order_relaxed) == GUARD_MADVISE;
 		const char *per_stack =
@@ -219,8 +252,7 @@ static weft__stack *map_stack(size_t map_size, bool at_init)
 {
 	size_t pg = page_size();
 	size_t usable = map_size - pg - WEFT__STACK_DESC;
-	char *m = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	char *m = mmap(NULL, map_size, PROT_READ | PROT_WRITE, STACK_MAP_FLAGS, -1, 0);
 	if (m == MAP_FAILED) {
 		report_failure("mmap", errno, usable, at_init);
 		return NULL;
@@ -427,21 +459,14 @@ static _Thread_local size_t thread_guard __attribute__((tls_model("initial-exec"
 
 void weft__thread_stack_record(void)
 {
-	pthread_attr_t a;
-	void *low = NULL;
+	uintptr_t low = 0;
 	size_t size = 0, guard = 0;
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
-		return;
-	if (pthread_attr_getstack(&a, &low, &size) != 0 ||
-	    pthread_attr_getguardsize(&a, &guard) != 0)
-		low = NULL;
-	pthread_attr_destroy(&a);
-	if (!low)
+	if (!weft__thread_stack_bounds(&low, &size, &guard) || !low)
 		return;
 	thread_size = size;
 	thread_guard = guard;
 	atomic_signal_fence(memory_order_seq_cst);
-	thread_low = (uintptr_t)low;
+	thread_low = low;
 }
 
 void weft__thread_stack_forget(void)
@@ -602,8 +627,7 @@ int weft__stack_overflow_handler_install(void)
 	}
 
 	size_t pg = page_size();
-	char *m = mmap(NULL, altstack_size + pg, PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	char *m = mmap(NULL, altstack_size + pg, PROT_READ | PROT_WRITE, STACK_MAP_FLAGS, -1, 0);
 	if (m == MAP_FAILED)
 		return WEFT_ENOMEM;
 	const char *what;

@@ -1,13 +1,25 @@
 /* weft__symbolize (see symbolize.h): /proc/self/maps, then the ELF file's
- * symbol tables, with async-signal-safe calls only. */
+ * symbol tables, with async-signal-safe calls only. Linux only
+ * (WEFT_OS_LINUX): POSIX has no async-signal-safe way to find which file
+ * maps an address, so the portable build names no function (the overflow
+ * report gives the address alone). A FreeBSD port would read the mappings
+ * with sysctl KERN_PROC_VMMAP, a macOS one walk the dyld images. */
+#include "fiber/symbolize.h"
+#include "core/os.h"
+
+#ifndef WEFT_OS_LINUX
+bool weft__symbolize(uintptr_t addr, char *name, size_t len, uintptr_t *offset)
+{
+	(void)addr, (void)name, (void)len, (void)offset;
+	return false;
+}
+#else
 #include <fcntl.h>
 #include <link.h> /* ElfW */
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "fiber/symbolize.h"
 
 #define PATH_MAX_LEN 512
 
@@ -189,3 +201,4 @@ bool weft__symbolize(uintptr_t addr, char *name, size_t len, uintptr_t *offset)
 	munmap(map, size);
 	return ok;
 }
+#endif

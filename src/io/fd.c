@@ -15,17 +15,17 @@
  * lock, touching nothing of the record after (it lives on the waiter's
  * stack and ends when the waiter returns).
  *
- * Kernel threads wait in ppoll(2) on the fds and on an eventfd of their
- * own (created on first need, closed when the thread ends); a cancel
- * writes that eventfd under the slot's lock, and the thread takes the
- * lock of every slot it waited on before it returns, so the write is over
- * before the thread can end and its eventfd's number be reused. */
+ * Kernel threads wait in ppoll(2) on the fds and on a wake-up descriptor
+ * of their own (io/wakefd.h: an eventfd, or a pipe in the portable build;
+ * created on first need, closed when the thread ends); a cancel writes it
+ * under the slot's lock, and the thread takes the lock of every slot it
+ * waited on before it returns, so the write is over before the thread can
+ * end and its descriptor's number be reused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +34,7 @@
 #include "core/standin.h"
 #include "fiber/engine.h"
 #include "io/fd.h"
+#include "io/wakefd.h"
 #include <weft/blocking.h>
 #include <weft/io.h>
 
@@ -114,9 +115,7 @@ static void take_all(weft__fd *s, weft__iowait **wake)
 		if (!atomic_compare_exchange_strong(&r->group->fired, &zero, 1))
 			continue;
 		if (r->group->efd >= 0) {
-			uint64_t one = 1;
-			ssize_t n = write(r->group->efd, &one, sizeof(one));
-			(void)n; /* EAGAIN: already signalled */
+			weft__wakefd_signal(r->group->efd);
 		} else {
 			r->next = *wake;
 			*wake = r;
@@ -156,7 +155,7 @@ static uint32_t bits_of(short revents)
 		b |= WEFT__RD;
 	if (revents & POLLOUT)
 		b |= WEFT__WR;
-	if (revents & POLLRDHUP)
+	if (revents & WEFT__POLLRDHUP)
 		b |= WEFT__RDCLOSED;
 	if (revents & (POLLERR | POLLHUP))
 		b |= WEFT__ERRHUP | WEFT__RDCLOSED;
@@ -175,7 +174,7 @@ static short events_of(uint32_t b, short wanted)
 	if (b & WEFT__PRI)
 		e |= POLLPRI;
 	if (b & WEFT__RDCLOSED)
-		e |= POLLRDHUP;
+		e |= WEFT__POLLRDHUP;
 	e &= wanted;
 	if (b & WEFT__ERRHUP)
 		e |= POLLHUP;
@@ -243,17 +242,17 @@ static weft__poller *my_poller(void)
 	return &weft__fiber_current()->home->poller;
 }
 
-/* Makes p watch s (lock held). level: have the kernel report fd again if
- * it is ready now (a weft_wait_fd, which cannot trust the cached bits).
- * 0, or WEFT__FD_NOPOLL when epoll refuses fd (it is always ready), or a
- * WEFT_E* code. */
-static int watch(weft__fd *s, int fd, weft__poller *p, bool level)
+/* Makes p watch s (lock held) for a wait for events. level: have the
+ * kernel report fd again if it is ready now (a weft_wait_fd, which cannot
+ * trust the cached bits). 0, or WEFT__FD_NOPOLL when epoll refuses fd (it
+ * is always ready), or a WEFT_E* code. */
+static int watch(weft__fd *s, int fd, weft__poller *p, bool level, short events)
 {
 	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
 	if (atomic_load_explicit(&s->poller_id, memory_order_relaxed) == p->id) {
-		if (!level)
-			return 0;
-		int rc = weft__poller_rewatch(p, fd, WEFT__POLL_KEY_FD(fd, seq));
+		int rc = level ? weft__poller_rewatch(p, fd, WEFT__POLL_KEY_FD(fd, seq)) : 0;
+		if (rc == 0)
+			weft__poller_expect(p, fd, events); /* what the fiber parks for */
 		if (rc <= 0)
 			return rc;
 		/* Not in the set any more: closed with close(2) behind weft's
@@ -272,8 +271,10 @@ static int watch(weft__fd *s, int fd, weft__poller *p, bool level)
 		errno = EBADF;
 		return WEFT_ESYSTEM;
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		atomic_store_explicit(&s->poller_id, p->id, memory_order_relaxed);
+		weft__poller_expect(p, fd, events);
+	}
 	return rc;
 }
 
@@ -335,7 +336,7 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 			r->revents = events_of(rd, r->events);
 			now_ready++;
 		} else {
-			int w = watch(s, r->fd, p, !cached);
+			int w = watch(s, r->fd, p, !cached, r->events);
 			if (w == WEFT__FD_NOPOLL) {
 				r->revents = (short)(r->events & (POLLIN | POLLOUT));
 				now_ready++;
@@ -399,11 +400,13 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 
 static pthread_key_t efd_key;
 static pthread_once_t efd_once = PTHREAD_ONCE_INIT;
-static _Thread_local int my_efd = -1;
+/* Only kernel threads wait here (a fiber parks), so the thread a fiber
+ * runs on cannot change under this. */
+static _Thread_local weft__wakefd my_wake = {-1, -1};
 
 static void efd_close(void *p)
 {
-	close((int)(intptr_t)p - 1);
+	weft__wakefd_close(p);
 }
 
 static void efd_key_init(void)
@@ -412,34 +415,36 @@ static void efd_key_init(void)
 		abort(); /* only with PTHREAD_KEYS_MAX keys taken */
 }
 
-/* The calling thread's eventfd, made on first use: -1 with errno. */
-static int thread_efd(void)
+/* The calling thread's wake-up descriptor, made on first use: NULL with
+ * errno. */
+static const weft__wakefd *thread_wakefd(void)
 {
-	if (my_efd >= 0)
-		return my_efd;
+	if (my_wake.rd >= 0)
+		return &my_wake;
 	pthread_once(&efd_once, efd_key_init);
-	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	if (pthread_setspecific(efd_key, (void *)(intptr_t)(fd + 1)) != 0) {
-		close(fd);
+	weft__wakefd w;
+	if (weft__wakefd_open(&w) != 0)
+		return NULL;
+	my_wake = w;
+	if (pthread_setspecific(efd_key, &my_wake) != 0) {
+		weft__wakefd_close(&my_wake);
 		errno = ENOMEM;
-		return -1;
+		return NULL;
 	}
-	my_efd = fd;
-	return fd;
+	return &my_wake;
 }
 
 enum { THREAD_STACK_FDS = 16 };
 
-/* The kernel thread side: ppoll on the fds and the thread's eventfd. */
+/* The kernel thread side: ppoll on the fds and the thread's wake-up fd. */
 static int thread_wait(weft__iowait *recs, struct pollfd *pfd, size_t n, int64_t deadline)
 {
 	weft__iogroup g;
 	atomic_init(&g.fired, 0);
-	g.efd = thread_efd();
-	if (g.efd < 0)
+	const weft__wakefd *wake = thread_wakefd();
+	if (!wake)
 		return WEFT_ESYSTEM;
+	g.efd = wake->wr;
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		weft__iowait *r = &recs[i];
@@ -458,7 +463,7 @@ static int thread_wait(weft__iowait *recs, struct pollfd *pfd, size_t n, int64_t
 			push_rec(s, r);
 		weft__lock_release(&s->lock);
 	}
-	pfd[n] = (struct pollfd){.fd = g.efd, .events = POLLIN};
+	pfd[n] = (struct pollfd){.fd = wake->rd, .events = POLLIN};
 	int got = 0;
 	/* A worker of threads or spawn that waits long gets a stand-in
 	 * (core/standin.h): the sleep is cut in ticks for it. */
@@ -467,9 +472,7 @@ static int thread_wait(weft__iowait *recs, struct pollfd *pfd, size_t n, int64_t
 	weft__sleep_ticks ticks = weft__sleep_ticks_begin(&b, now);
 	while (rc == 0) {
 		int64_t d = weft__sleep_ticks_next(&ticks, &b, now, weft__ns_left(deadline, now));
-		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000),
-		                      .tv_nsec = (long)(d % 1000000000)};
-		got = ppoll(pfd, (nfds_t)n + 1, d == INT64_MAX ? NULL : &ts, NULL);
+		got = weft__poll_ns(pfd, (nfds_t)n + 1, d == INT64_MAX ? -1 : d);
 		now = weft__now_ns();
 		if (got > 0 || (got < 0 && errno != EINTR))
 			break;
@@ -481,11 +484,8 @@ static int thread_wait(weft__iowait *recs, struct pollfd *pfd, size_t n, int64_t
 		rc = WEFT_ESYSTEM;
 	bool told = !claim(&g);
 	unqueue(recs, n); /* after this, no cancel writes g.efd */
-	if (told) {
-		uint64_t drain;
-		ssize_t m = read(g.efd, &drain, sizeof(drain));
-		(void)m;
-	}
+	if (told)
+		weft__wakefd_drain(wake->rd);
 	if (rc != 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
@@ -648,6 +648,7 @@ int weft_close(int fd)
 	 * old file cannot start a wait in the new life on it (and park for
 	 * ever on a closed fd). Then the number is free for a new file. */
 	uint32_t seq = s ? weft__fd_renew(s, WEFT__FD_CANCELLED, WEFT__RD | WEFT__WR) : 0;
+	weft__poller_forget(fd); /* no poll may keep the file open past this close */
 	int rc = 0;
 	if (close(fd) != 0 && errno != EINTR)
 		rc = WEFT_ESYSTEM; /* EINTR: Linux has closed it anyway */

@@ -23,7 +23,11 @@
  * Fibers wait on the slot's list and are woken by the report (or a
  * cancel); kernel threads (threads and spawn workers, plain threads) wait
  * in ppoll(2) on the fd and on an eventfd of their own, and are on the
- * list only so that weft_fd_cancel can reach them. */
+ * list only so that weft_fd_cancel can reach them.
+ *
+ * Edge-triggered readiness is the poller's to provide (io/poller.h): epoll
+ * has it; the portable poll(2) backend emulates it, and needs to hear,
+ * through weft__poller_expect, when a fiber waits for a bit it cleared. */
 #ifndef WEFT_SRC_IO_FD_H
 #define WEFT_SRC_IO_FD_H
 
@@ -39,7 +43,7 @@
 enum {
 	WEFT__RD = 1,       /* readable */
 	WEFT__WR = 2,       /* writable */
-	WEFT__RDCLOSED = 4, /* peer shut its side (EPOLLRDHUP/HUP): sticky */
+	WEFT__RDCLOSED = 4, /* peer shut its side (RDHUP where reported, HUP): sticky */
 	WEFT__ERRHUP = 8,   /* error or hang-up: sticky, every wait ends */
 	WEFT__PRI = 16,     /* urgent data */
 	WEFT__TICK = 256,
@@ -72,7 +76,7 @@ typedef struct weft__fd {
 typedef struct weft__iogroup {
 	_Atomic int fired;
 	weft__waiter waiter; /* fibers: the park/unpark seam */
-	int efd;             /* a kernel thread's eventfd (cancel only), else -1 */
+	int efd; /* a kernel thread's wake-up fd, its write end (cancel only), else -1 */
 } weft__iogroup;
 
 struct weft__iowait {

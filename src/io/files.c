@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/os.h"
 #include "fiber/engine.h"
 #include "io/files.h"
 #include "io/pool.h"
@@ -76,6 +77,7 @@ static ssize_t sys_call(const file_call *c)
 
 /* A read or write that does not wait for the device: its result, or -1
  * with errno (EAGAIN: it would; EOPNOTSUPP: the file cannot say). */
+#ifdef WEFT_OS_LINUX
 static ssize_t sys_nowait(const file_call *c)
 {
 	struct iovec iov = {.iov_base = c->buf, .iov_len = c->len};
@@ -95,6 +97,22 @@ static bool nowait_helps(int fd)
 	int flags = fcntl(fd, F_GETFL);
 	return flags < 0 || !(flags & O_DIRECT); /* a bad fd fails in the call */
 }
+#else
+/* POSIX has no read that refuses to wait for the device: every file call
+ * of a fiber goes to the pool (a cached read pays the hand-off). */
+static bool nowait_helps(int fd)
+{
+	(void)fd;
+	return false;
+}
+
+static ssize_t sys_nowait(const file_call *c)
+{
+	(void)c;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+#endif
 
 static ssize_t sys_result(ssize_t n)
 {

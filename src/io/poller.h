@@ -1,7 +1,8 @@
 /* The poller a fiber worker sleeps in: it waits for armed file descriptors,
  * the next timer, or a wake-up from another thread, whichever comes first.
- * Linux uses epoll plus an eventfd (poller_epoll.c); kqueue would fill the
- * same interface on BSD and macOS.
+ * Linux uses epoll plus an eventfd (poller_epoll.c); the portable build
+ * poll(2) plus a pipe (poller_poll.c), emulating the edge-triggered
+ * watches below; kqueue would fill the same interface on BSD and macOS.
  *
  * The timeout has nanosecond resolution, so that a fiber's sleep or
  * deadline fires within microseconds of its time rather than on the next
@@ -30,11 +31,13 @@
 
 typedef struct weft__poller {
 	uint32_t id; /* unique in the process, never reused (io/fd.c: where an fd is watched) */
-	int epfd;
-	int wakefd;       /* eventfd: a write makes the current or next wait return */
-	int timerfd;      /* -1 unless the kernel lacks epoll_pwait2 */
-	bool timer_armed; /* timerfd holds a timeout not yet reported */
-	bool woken;       /* the last wait saw a wake-up (weft__poller_wake) */
+	bool woken;  /* the last wait saw a wake-up (weft__poller_wake) */
+	/* The backend's own; nothing outside poller_*.c reads them. */
+	int epfd;                  /* epoll: the instance; poll: -1 */
+	int wakefd;                /* a write makes the current or next wait return */
+	int timerfd;               /* epoll: -1 unless the kernel lacks epoll_pwait2 */
+	bool timer_armed;          /* timerfd holds a timeout not yet reported */
+	struct weft__pollset *set; /* poll: the table of interests; epoll: NULL */
 } weft__poller;
 
 /* Returns 0, WEFT_EMFILE when the process or system is out of file
@@ -80,6 +83,17 @@ int weft__poller_watch(weft__poller *p, int fd, uint64_t key);
 int weft__poller_rewatch(weft__poller *p, int fd, uint64_t key);
 /* weft__poller_unwatch drops fd from p's set (close(2) does it too). */
 void weft__poller_unwatch(weft__poller *p, int fd);
+/* weft__poller_expect: a fiber is about to park waiting for events
+ * (POLLIN, POLLOUT) on fd, watched in p (after weft__poller_watch or
+ * rewatch, or when the cached bit said not ready). epoll's edge needs
+ * nothing (an empty call); a backend that emulates the edge
+ * (poller_poll.c) polls fd for these events until it reports them. */
+void weft__poller_expect(weft__poller *p, int fd, short events);
+/* weft__poller_forget: fd is about to be closed (weft_close). epoll drops
+ * a closed file from every set by itself; a backend that keeps fds by
+ * number (poller_poll.c) drops it from every poller now, so that no
+ * thread asleep in poll holds the file open past its close. Any thread. */
+void weft__poller_forget(int fd);
 
 /* The I/O layer's handler of a WEFT__POLL_KEY_FD report (io/fd.c). */
 void weft__io_ready(int fd, uint32_t seq, short revents);

@@ -103,6 +103,7 @@ int weft__poller_init(weft__poller *p)
 	p->timerfd = -1;
 	p->timer_armed = false;
 	p->woken = false;
+	p->set = NULL;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0)
 		return refused("epoll_create1", errno);
@@ -211,6 +212,16 @@ int weft__poller_rewatch(weft__poller *p, int fd, uint64_t key)
 void weft__poller_unwatch(weft__poller *p, int fd)
 {
 	epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+void weft__poller_expect(weft__poller *p, int fd, short events)
+{
+	(void)p, (void)fd, (void)events; /* the edge comes when it comes */
+}
+
+void weft__poller_forget(int fd)
+{
+	(void)fd; /* epoll drops a closed file from every set by itself */
 }
 
 /* epoll_wait for the timeout through the timerfd (no epoll_pwait2). */

@@ -13,6 +13,7 @@
  * takes at most two of each, so at most 256 are in flight per ring, and a
  * call that finds the ring full goes to the pool. */
 #include <errno.h>
+#include <linux/io_uring.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>

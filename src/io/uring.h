@@ -19,7 +19,11 @@
  * owner worker submit, weft__ring_cancel_fd submits from any thread); the
  * completion queue, inflight and armed by the owner worker's thread only
  * (a fiber always submits on the worker it runs on, which is the ring's
- * owner, and the reaper is that worker's loop). */
+ * owner, and the reaper is that worker's loop).
+ *
+ * The portable build (WEFT_PORTABLE) has uring_none.c instead: no ring is
+ * ever made, so files go to the blocking pool (io/pool.h), as they do on a
+ * kernel that refuses io_uring. */
 #ifndef WEFT_SRC_IO_URING_H
 #define WEFT_SRC_IO_URING_H
 
@@ -27,10 +31,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <linux/io_uring.h>
-
 #include "core/lock.h"
 #include "fiber/engine.h"
+
+struct io_uring_sqe; /* <linux/io_uring.h>, which only uring.c includes */
+struct io_uring_cqe;
 
 typedef struct weft__ring {
 	unsigned inflight; /* requests with completions still to come (owner) */

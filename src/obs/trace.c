@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <weft/weft.h>
@@ -30,6 +29,7 @@
 #include "core/alloc.h"
 #include "core/lock_raw.h" /* without the preemption guard: the caller holds it */
 #include "core/log.h"
+#include "core/os.h"
 #include "obs/latency.h"
 #include "obs/trace.h"
 
@@ -107,11 +107,29 @@ int64_t weft__trace_stamp(struct weft__trace *tr, int64_t now)
 	}
 }
 
+#ifdef WEFT_OS_LINUX
+#include <sys/syscall.h>
+
+/* The kernel's thread id, which perf and /proc show beside the trace. */
+static uint32_t trace_tid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+#else
+/* POSIX has no numeric thread id: a number per thread, from 1, as the
+ * trace viewer only needs them distinct. */
+static uint32_t trace_tid(void)
+{
+	static _Atomic uint32_t next;
+	return atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1;
+}
+#endif
+
 static uint32_t thread_id(void)
 {
 	static _Thread_local uint32_t id;
 	if (!id)
-		id = (uint32_t)syscall(SYS_gettid);
+		id = trace_tid();
 	return id;
 }
 
