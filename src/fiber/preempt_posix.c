@@ -23,28 +23,22 @@
  * instruction from the signal's ucontext, whose layout is each system's
  * own: read on Linux; elsewhere 0, which is never a safe point, so fibers
  * are then never preempted (but ticks still come, for mlfq's boosts and
- * psjf's charges). docs/platforms.md lists what a port adds here. */
+ * psjf's charges). Both are fiber/tick_signal.c's, shared with the Linux
+ * clock; docs/platforms.md lists what a port adds there. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <ucontext.h>
 #include <unistd.h>
-
-#if defined(__ELF__)
-#include <link.h>
-#endif
 
 #include "core/clock.h"
 #include "core/futex.h"
 #include "core/internal.h"
 #include "core/testing.h"
 #include "fiber/preempt.h"
-
-/* As on Linux (preempt_linux.c): ignored by default, rarely used. */
-#define WEFT__TICK_SIGNAL SIGURG
+#include "fiber/tick_signal.h"
 
 /* One per running ticker, on the clock's list (under clock_lock, as is
  * next_ns). */
@@ -60,7 +54,6 @@ static _Thread_local weft__tick_fn tick_fn __attribute__((tls_model("initial-exe
 static _Thread_local void *tick_ctx __attribute__((tls_model("initial-exec")));
 static _Thread_local weft__ticker *tick_owner __attribute__((tls_model("initial-exec")));
 
-static struct sigaction previous;
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static int install_error;
 
@@ -69,77 +62,7 @@ static tick_rec *recs;              /* under clock_lock */
 static bool clock_running;          /* the clock thread exists (under clock_lock) */
 static _Atomic uint32_t clock_word; /* moved to make the clock look again */
 
-/* ------------------------------------------------------------ safe points */
-
-#define MAX_RANGES 16
-
-static struct {
-	uintptr_t lo, hi;
-} app_text[MAX_RANGES];
-static int app_ranges;
-/* See preempt_linux.c: a static program has libc in its own text, so it
- * has no safe point. Also true where the ranges cannot be found. */
-static bool program_is_static;
-
-#if defined(__ELF__)
-static int collect_main_program(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	(void)data;
-	bool dynamic = false;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			dynamic = true;
-	if (!dynamic) {
-		program_is_static = true;
-		return 1;
-	}
-	for (int i = 0; i < info->dlpi_phnum && app_ranges < MAX_RANGES; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			app_text[app_ranges].lo = info->dlpi_addr + ph->p_vaddr;
-			app_text[app_ranges].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-			app_ranges++;
-		}
-	}
-	return 1; /* the first object is the main program */
-}
-#endif
-
-bool weft__pc_in_app(uintptr_t pc)
-{
-	for (int i = 0; i < app_ranges; i++)
-		if (pc >= app_text[i].lo && pc < app_text[i].hi)
-			return true;
-	return false;
-}
-
-/* The interrupted instruction: the one piece of the signal context POSIX
- * leaves to each system (mcontext_t is opaque there). */
-static uintptr_t interrupted_pc(void *uc_void)
-{
-	ucontext_t *uc = uc_void;
-#if defined(__linux__) && defined(__x86_64__)
-	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-#elif defined(__linux__) && defined(__aarch64__)
-	return (uintptr_t)uc->uc_mcontext.pc;
-#else
-	(void)uc;
-	return 0; /* unknown: never a safe point */
-#endif
-}
-
 /* ------------------------------------------------------------ handler */
-
-static void chain(int sig, siginfo_t *si, void *uc)
-{
-	if (previous.sa_flags & SA_SIGINFO) {
-		if (previous.sa_sigaction)
-			previous.sa_sigaction(sig, si, uc);
-	} else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
-		previous.sa_handler(sig);
-	}
-}
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -147,12 +70,12 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	tick_rec *r = t ? t->timer : NULL;
 	weft__tick_fn fn = tick_fn;
 	if (!r || !fn || !atomic_exchange_explicit(&r->pending, false, memory_order_acquire)) {
-		chain(sig, si, uc);
+		weft__tick_chain(sig, si, uc);
 		return;
 	}
 	int saved_errno = errno;
 	if (!atomic_load_explicit(&t->idle, memory_order_relaxed))
-		fn(tick_ctx, interrupted_pc(uc));
+		fn(tick_ctx, weft__tick_interrupted_pc(uc));
 	errno = saved_errno;
 }
 
@@ -167,21 +90,8 @@ static void clock_fork_child(void)
 
 static void install(void)
 {
-#if defined(__ELF__)
-	dl_iterate_phdr(collect_main_program, NULL);
-#else
-	program_is_static = true;
-#endif
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_signal;
-	/* The tick is blocked while the handler runs (see preempt_linux.c);
-	 * weft__ticker_unblock lifts it before the handler switches away. */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(WEFT__TICK_SIGNAL, &sa, &previous) != 0)
-		install_error = WEFT_ENOTSUP;
-	else if (pthread_atfork(NULL, NULL, clock_fork_child) != 0)
+	install_error = weft__tick_install(on_signal);
+	if (!install_error && pthread_atfork(NULL, NULL, clock_fork_child) != 0)
 		install_error = WEFT_ENOMEM;
 }
 
@@ -190,11 +100,7 @@ static void install(void)
 static void *clock_main(void *arg)
 {
 	(void)arg;
-	/* Ticks are for workers; this thread never takes one. */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, WEFT__TICK_SIGNAL);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	weft__tick_mask(true); /* ticks are for workers; this thread never takes one */
 	pthread_mutex_lock(&clock_lock);
 	for (;;) {
 		if (!recs) {
@@ -249,25 +155,6 @@ static void poke(void)
 
 /* ------------------------------------------------------------ ticker */
 
-static _Atomic long fault_countdown; /* 0: disarmed */
-static _Atomic int fault_errno;
-
-void weft__fault_timer_create(long nth, int err)
-{
-	atomic_store(&fault_errno, err);
-	atomic_store(&fault_countdown, nth);
-}
-
-static int injected_fault(void)
-{
-	long n = atomic_load(&fault_countdown);
-	while (n > 0) {
-		if (atomic_compare_exchange_weak(&fault_countdown, &n, n - 1))
-			return n == 1 ? atomic_load(&fault_errno) : 0;
-	}
-	return 0;
-}
-
 static int refused(const char *call, int err)
 {
 	weft__log(WEFT_LOG_ERROR, "weft: cannot create the quantum clock (%s: %s)\n", call,
@@ -280,16 +167,10 @@ int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, voi
 	pthread_once(&install_once, install);
 	if (install_error)
 		return install_error;
-	if (program_is_static) {
-		static atomic_flag said = ATOMIC_FLAG_INIT;
-		if (!atomic_flag_test_and_set(&said))
-			weft__log(WEFT_LOG_WARN,
-			          "weft: timer preemption is off in a statically linked program: "
-			          "libc is part of the program there, and a tick inside malloc "
-			          "or stdio would switch away holding their state\n");
-		return WEFT_ENOTSUP;
-	}
-	int err = injected_fault();
+	int err = weft__tick_refuse_static();
+	if (err)
+		return err;
+	err = weft__tick_injected_fault();
 	if (err != 0)
 		return refused("the clock thread", err);
 	tick_rec *r = calloc(1, sizeof(*r));
@@ -328,10 +209,7 @@ int weft__ticker_start(weft__ticker *t, int64_t period_ns, weft__tick_fn fn, voi
 		free(r);
 		return refused("pthread_create", err);
 	}
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, WEFT__TICK_SIGNAL);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	weft__tick_mask(false);
 	t->running = true;
 	poke();
 	return 0;
@@ -356,22 +234,11 @@ void weft__ticker_idle(weft__ticker *t, bool idle)
 	}
 }
 
-void weft__ticker_unblock(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, WEFT__TICK_SIGNAL);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-}
-
 void weft__ticker_stop(weft__ticker *t)
 {
 	if (!t->running)
 		return;
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, WEFT__TICK_SIGNAL);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	weft__tick_mask(true);
 	tick_rec *r = t->timer;
 	pthread_mutex_lock(&clock_lock);
 	for (tick_rec **q = &recs; *q; q = &(*q)->next)
