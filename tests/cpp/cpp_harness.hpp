@@ -62,6 +62,15 @@ inline void count_free(void *p, size_t, void *)
 	std::free(p);
 }
 
+// Sanitizer builds run the same cases on smaller inputs (a TSan run costs
+// 5-15x a plain one).
+constexpr bool sanitized =
+#ifdef WEFT_TEST_UNDER_SANITIZER
+        true;
+#else
+        false;
+#endif
+
 inline weft_model model = WEFT_MODEL_THREADS;
 inline int nworkers = 2;
 

@@ -100,12 +100,6 @@ int blockers(const weft::runtime &rt)
 	return fiber_model() ? 4 * rt.workers() : rt.workers();
 }
 
-constexpr bool sanitized =
-#ifdef WEFT_TEST_UNDER_SANITIZER
-        true;
-#else
-        false;
-#endif
 
 // ------------------------------------------------------------------ cases
 
