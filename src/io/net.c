@@ -12,12 +12,15 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
+#if defined(__linux__)
+#include <sys/syscall.h> /* fibers call recvfrom and sendto directly there */
+#endif
 #include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
 #include "core/internal.h"
+#include "core/os.h"
 #include "io/fd.h"
 #include <weft/io.h>
 
@@ -79,7 +82,7 @@ static ssize_t write_nosigpipe(int fd, const op *o)
  * ppoll is one too). */
 static ssize_t sock_recv(int fd, void *buf, size_t len, int flags, bool raw)
 {
-#if defined(__linux__) && defined(SYS_recvfrom)
+#if defined(WEFT_OS_LINUX) && defined(SYS_recvfrom)
 	if (raw)
 		return syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
 #else
@@ -90,7 +93,7 @@ static ssize_t sock_recv(int fd, void *buf, size_t len, int flags, bool raw)
 
 static ssize_t sock_send(int fd, const void *buf, size_t len, int flags, bool raw)
 {
-#if defined(__linux__) && defined(SYS_sendto)
+#if defined(WEFT_OS_LINUX) && defined(SYS_sendto)
 	if (raw)
 		return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
 #else
