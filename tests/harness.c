@@ -30,6 +30,16 @@ void wt_sleep_ms(int ms)
 	}
 }
 
+int wt_closed_fd(void)
+{
+	int fd = dup(0);
+	if (fd >= 0)
+		close(fd);
+	for (fd = (fd < 0 ? 0 : fd) + 100; fcntl(fd, F_GETFD) != -1 || errno != EBADF; fd++) {
+	}
+	return fd;
+}
+
 static void deadline_in(struct timespec *ts, double seconds)
 {
 	clock_gettime(CLOCK_REALTIME, ts);

@@ -117,6 +117,12 @@ int wt_blockers(const weft_rt *rt);
 double wt_now(void);
 void wt_sleep_ms(int ms);
 
+/* A descriptor number that is not open: the first closed one from 100
+ * above the lowest free one, so that fds the runtime opens lowest-first
+ * meanwhile do not take it, past any the test runner left open (CI hands
+ * its own pipes and files down). */
+int wt_closed_fd(void);
+
 /* The longest a test waits for something that must happen soon (a gate
  * task starting, a helper thread blocking) before it fails. */
 #define WT_PATIENCE_S 30.0

@@ -138,7 +138,7 @@ static void misuse_task(void *arg)
 	double t0 = wt_now();
 	WT_CHECK_RC(WEFT_ETIMEDOUT, weft_wait_fd(pipefd[0], POLLIN, 30 * 1000000));
 	WT_CHECK(wt_now() - t0 >= 0.030);
-	WT_CHECK_RC(WEFT_EINVAL, weft_wait_fd(pipefd[1] + 100, POLLIN, 1000000));
+	WT_CHECK_RC(WEFT_EINVAL, weft_wait_fd(wt_closed_fd(), POLLIN, 1000000));
 	WT_CHECK_RC(WEFT_EINVAL, weft_wait_fd(pipefd[0], 0, 0));
 }
 
