@@ -29,8 +29,16 @@
  *                      times, each time right after posting the task that
  *                      wakes it and then keeps its worker busy (2 ms): it resumes
  *                      on another worker (more than one worker index seen),
- *                      and errno and its locals survive every park */
+ *                      and errno and its locals survive every park
+ *   io_fibers_move     (mn, 2 workers or more) 4 readers parked in weft_read
+ *                      without a deadline, all on the worker that started
+ *                      them, woken together 40 times by a feeder, each
+ *                      keeping its worker 1 ms after its read: some resume
+ *                      on another worker (I/O fibers move too) and every
+ *                      byte comes, in order; with a deadline (a timer on
+ *                      the worker) every read resumes where it parked */
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -321,5 +329,101 @@ static void burst_all_start(void)
 	wt_gate_destroy(&gate);
 }
 
+/* ------------------------------------------------------------ I/O fibers that move */
+
+enum { READERS = 4, FEEDS = 40 };
+
+typedef struct io_mover io_mover;
+
+typedef struct io_reader_rec {
+	weft_task task;
+	io_mover *m;
+	int fd; /* a socket the feeder writes a byte to per feed */
+} io_reader_rec;
+
+struct io_mover {
+	weft_rt *rt;
+	bool timed;
+	int sv[READERS][2]; /* reader i reads sv[i][0]; the feeder writes sv[i][1] */
+	io_reader_rec readers[READERS];
+	weft_task starter;
+	_Atomic int moved, stayed;
+};
+
+static void io_reader(void *arg)
+{
+	io_reader_rec *rec = arg;
+	io_mover *m = rec->m;
+	for (int i = 0; i < FEEDS; i++) {
+		int before = weft_worker_index();
+		int64_t deadline = m->timed ? weft_clock_ns() + INT64_C(30000000000) : INT64_MAX;
+		unsigned char b = 0;
+		WT_CHECK(weft_read(rec->fd, &b, 1, deadline) == 1 && b == (unsigned char)i);
+		atomic_fetch_add(weft_worker_index() == before ? &m->stayed : &m->moved, 1);
+		double until = wt_now() + 1e-3;
+		while (wt_now() < until)
+			; /* its worker is busy: the readers woken beside it wait */
+	}
+}
+
+/* Starts the readers from a task, so that they begin on its worker. */
+static void io_starter(void *arg)
+{
+	io_mover *m = arg;
+	for (int r = 0; r < READERS; r++) {
+		m->readers[r].m = m;
+		m->readers[r].fd = m->sv[r][0];
+		weft_task_init(&m->readers[r].task, io_reader, &m->readers[r]);
+		WT_CHECK_RC(0, weft_post(m->rt, &m->readers[r].task));
+	}
+}
+
+static void io_fibers_move(void)
+{
+	if (wt.model != WEFT_MODEL_MN)
+		WT_SKIP("only mn moves fibers between workers");
+	weft_rt *rt = wt_create_default();
+	if (wt_workers(rt) < 2) {
+		weft_rt_destroy(rt);
+		WT_SKIP("one worker: nowhere to move to");
+	}
+	for (int timed = 0; timed <= 1; timed++) {
+		io_mover *m = calloc(1, sizeof(*m));
+		assert_non_null(m);
+		m->rt = rt;
+		m->timed = timed;
+		for (int r = 0; r < READERS; r++)
+			assert_int_equal(0, socketpair(AF_UNIX, SOCK_STREAM, 0, m->sv[r]));
+		weft_task_init(&m->starter, io_starter, m);
+		assert_rc(0, weft_post(rt, &m->starter));
+		assert_rc(0, weft_wait(&m->starter));
+		/* Each byte once every reader took the last: all park, then all
+		 * wake at once on the worker whose poller reports them. */
+		for (int i = 0; i < FEEDS; i++) {
+			while (atomic_load(&m->moved) + atomic_load(&m->stayed) < i * READERS)
+				wt_sleep_ms(1);
+			unsigned char b = (unsigned char)i;
+			for (int r = 0; r < READERS; r++)
+				assert_int_equal(1, write(m->sv[r][1], &b, 1));
+		}
+		for (int r = 0; r < READERS; r++)
+			assert_rc(0, weft_wait(&m->readers[r].task));
+		wt_check_async();
+		print_message("[ info     ] %s: %d of %d reads resumed on another worker\n",
+		              timed ? "with a deadline" : "no deadline", atomic_load(&m->moved),
+		              READERS * FEEDS);
+		if (timed)
+			assert_int_equal(atomic_load(&m->moved), 0);
+		else
+			assert_true(atomic_load(&m->moved) > 0);
+		for (int r = 0; r < READERS; r++) {
+			weft_close(m->sv[r][0]);
+			close(m->sv[r][1]);
+		}
+		free(m);
+	}
+	weft_rt_destroy(rt);
+}
+
 WT_CASES(WT_CASE(outside_post_idle), WT_CASE(burst_all_start), WT_CASE(no_search_while_waiting),
-         WT_CASE(fibers_move));
+         WT_CASE(fibers_move), WT_CASE(io_fibers_move));

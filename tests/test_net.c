@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fiber/engine.h"
 #include "harness.h"
 #include "io/fd.h"
 #include "io/poller.h"
@@ -872,12 +873,27 @@ static void cache_task(void *arg)
 	WT_CHECK(atomic_load(&s->ready) & WEFT__RD);
 	WT_CHECK(weft_read(c->fd, b, sizeof(b), in_ms(10000)) == 1);
 	/* A report for an earlier life of the number changes nothing. */
+	weft__poller *p = &weft__fiber_current()->home->poller;
 	uint32_t seq = atomic_load(&s->seq), before = atomic_load(&s->ready);
-	weft__io_ready(c->fd, (seq - 1) & 0x7fffffffu, POLLIN);
+	weft__io_ready(p, c->fd, (seq - 1) & 0x7fffffffu, POLLIN);
 	WT_CHECK(atomic_load(&s->ready) == before);
-	weft__io_ready(c->fd, seq & 0x7fffffffu, POLLIN);
+	weft__io_ready(p, c->fd, seq & 0x7fffffffu, POLLIN);
 	WT_CHECK(atomic_load(&s->ready) & WEFT__RD);
 	WT_CHECK(atomic_load(&s->ready) / WEFT__TICK != before / WEFT__TICK);
+	/* A report from a poller that watches the fd but is not the one its
+	 * waits use now (the fiber moved from it) still counts, and that
+	 * poller stops watching the fd; the current one keeps it. */
+	weft__poller old;
+	WT_CHECK_RC(0, weft__poller_init(&old));
+	uint64_t key = WEFT__POLL_KEY_FD(c->fd, seq);
+	WT_CHECK_RC(0, weft__poller_watch(&old, c->fd, key));
+	before = atomic_load(&s->ready);
+	weft__io_ready(&old, c->fd, seq & 0x7fffffffu, POLLOUT);
+	WT_CHECK(atomic_load(&s->ready) / WEFT__TICK != before / WEFT__TICK);
+	WT_CHECK(weft__poller_rewatch(&old, c->fd, key) == 1);
+	weft__io_ready(p, c->fd, seq & 0x7fffffffu, POLLIN);
+	WT_CHECK_RC(0, weft__poller_rewatch(p, c->fd, key));
+	weft__poller_destroy(&old);
 }
 
 /* The readiness cache on a fiber: cleared by a short read, kept by a full

@@ -605,7 +605,7 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	f->wait_result = 0;
 	if (timeout_ns >= 0)
 		weft__timers_add(&w->timers, &f->timer, weft__sat_add(clock_now(w), timeout_ns));
-	w->fd_waits++;
+	weft__fworker_fd_waits_add(w, 1);
 	/* Its fd interest and timer are w's until fd_ready or the timer
 	 * (on w) took both away: then it may move. */
 	weft__fiber_pin_set(f, true);

@@ -82,9 +82,9 @@ typedef struct weft__fiber {
 	 * thieves (weft__fiber_movable): relaxed atomics, a stale read only
 	 * delays a move. */
 	_Atomic bool pinned; /* a timer or fd interest at home: may not move */
-	/* Calls that must return on the thread they were made on (the I/O
-	 * calls of weft/io.h: a caller may hold errno's address across
-	 * them) hold a pin for their length. */
+	/* Waits that must end on the thread they began on hold a pin for
+	 * their length: an I/O wait with a deadline (its timer is the
+	 * worker's), a file call on the worker's io_uring. */
 	_Atomic int pins;
 	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
 	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
@@ -153,7 +153,11 @@ struct weft__fworker {
 	weft__timers timers;
 	weft__poller poller;
 	bool poller_ok;
-	int fd_waits; /* wait_fd in progress: real events may still come */
+	/* Waits for reports of this worker's poller in progress (real events
+	 * may still come): added to by its own fibers, dropped by a fiber
+	 * that ended its wait where it resumed, which may be another worker
+	 * (an fd wait without a deadline lets the fiber move). */
+	_Atomic int fd_waits;
 	/* The worker's io_uring for file calls (io/uring.h), made on first
 	 * use; reaped between tasks and when its eventfd fires. */
 	struct weft__ring *ring;
@@ -257,6 +261,16 @@ bool weft__fworker_progress_came(void *ctx);
  * takes the CPU that thread needs to finish the job. */
 weft__fworker *weft__fiber_handoff_begin(void);
 void weft__fiber_handoff_end(weft__fworker *w);
+static inline void weft__fworker_fd_waits_add(weft__fworker *w, int d)
+{
+	atomic_fetch_add_explicit(&w->fd_waits, d, memory_order_relaxed);
+}
+
+static inline bool weft__fworker_fd_waiting(weft__fworker *w)
+{
+	return atomic_load_explicit(&w->fd_waits, memory_order_relaxed) > 0;
+}
+
 /* Whether w has timers or fd waits that will make work later. */
 bool weft__fworker_has_pending(weft__fworker *w);
 static inline void weft__fiber_pin_set(weft__fiber *f, bool on)

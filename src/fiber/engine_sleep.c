@@ -45,7 +45,7 @@ static void fd_ready(void *token, short revents, void *ctx)
 	weft__timers_remove(&w->timers, &f->timer);
 	f->wait_result = revents;
 	f->wait_fd = -1;
-	w->fd_waits--;
+	weft__fworker_fd_waits_add(w, -1);
 	weft__fiber_pin_set(f, false); /* nothing of it left on w */
 	weft__fiber_unpark(f);
 }
@@ -61,7 +61,7 @@ void weft__fworker_expire_timers(weft__fworker *w)
 		if (f->wait_fd >= 0) {
 			weft__poller_disarm(&w->poller, f->wait_fd);
 			f->wait_fd = -1;
-			w->fd_waits--;
+			weft__fworker_fd_waits_add(w, -1);
 		}
 		f->wait_result = WEFT_ETIMEDOUT; /* wait_fd, park_until */
 		weft__fiber_pin_set(f, false);   /* nothing of it left on w */
@@ -109,7 +109,7 @@ void weft__fiber_handoff_end(weft__fworker *w)
 
 bool weft__fworker_has_pending(weft__fworker *w)
 {
-	return w->timers.root != NULL || w->fd_waits > 0;
+	return w->timers.root != NULL || weft__fworker_fd_waiting(w);
 }
 
 /* Sleeps in the poller until the next timer, an fd event or a wake-up.
@@ -146,7 +146,7 @@ bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 	int64_t timeout = -1;
 	if (next != INT64_MAX) {
 		timeout = weft__ns_left(next, clock_now(w));
-		if (w->virtual_time && w->fd_waits == 0)
+		if (w->virtual_time && !weft__fworker_fd_waiting(w))
 			timeout = 0;
 	}
 	bool bounded = max_ns >= 0 && (timeout < 0 || max_ns < timeout);
@@ -161,7 +161,7 @@ bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 	weft__ticker_idle(&w->ticker, true);
 	weft__idle_begin(w->rt, w->index);
 	bool came = true;
-	if (!watching && w->fd_waits == 0) {
+	if (!watching && !weft__fworker_fd_waiting(w)) {
 		came = sleep_on_futex(w, timeout) || !bounded;
 		goto woke;
 	}

@@ -202,7 +202,7 @@ static void push_rec(weft__fd *s, weft__iowait *r)
 	r->queued = true;
 }
 
-void weft__io_ready(int fd, uint32_t seq, short revents)
+void weft__io_ready(weft__poller *p, int fd, uint32_t seq, short revents)
 {
 	weft__fd *s = weft__fd_find(fd);
 	if (!s)
@@ -230,7 +230,13 @@ void weft__io_ready(int fd, uint32_t seq, short revents)
 			wake = r;
 		}
 	}
+	/* Watched from another worker's poller now (its fiber moved): this
+	 * one's watch goes, or it would report (and wake this worker) for
+	 * every change of an fd nobody here waits for. Once per move. */
+	bool moved = atomic_load_explicit(&s->poller_id, memory_order_relaxed) != p->id;
 	weft__lock_release(&s->lock);
+	if (moved)
+		weft__poller_unwatch(p, fd);
 	wake_list(wake);
 }
 
@@ -353,22 +359,30 @@ static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadlin
 		if (cached && deadline != INT64_MAX && deadline <= weft__now_ns()) {
 			timed_out = true;
 		} else {
-			/* The fd's report comes from this worker's poller: the fiber
-			 * stays here until the wait is over (a pin: mn does not move
-			 * it, and the call returns on the thread it was made on), and fd_waits tells the worker to sleep in its poller,
-			 * not on its futex word, and under a virtual clock not to
-			 * jump the clock while real events may come. */
+			/* The fd's report comes from this worker's poller, and
+			 * fd_waits tells the worker to sleep in its poller, not on
+			 * its futex word (and under a virtual clock not to jump the
+			 * clock while real events may come). Once woken, the fiber
+			 * may resume on another worker (mn moves woken fibers off a
+			 * busy one; its next wait watches the fd from there, and
+			 * this poller drops it at its next report: weft__io_ready),
+			 * as after any weft wait: errno's value comes along, its
+			 * address is the new thread's (docs/fibers.md). A deadline's
+			 * timer is this worker's: that pins it for the wait. */
 			weft__fiber *f = weft__fiber_current();
 			weft__fworker *w = f->home;
-			weft__fiber_pins_add(f, 1);
-			w->fd_waits++;
-			if (deadline == INT64_MAX)
+			bool timed = deadline != INT64_MAX;
+			if (timed)
+				weft__fiber_pins_add(f, 1);
+			weft__fworker_fd_waits_add(w, 1);
+			if (!timed)
 				weft__waiter_park_for(&g.waiter, WEFT__WAIT_FD);
 			else
 				timed_out = !weft__waiter_park_until(&g.waiter, WEFT__WAIT_FD,
 				                                     deadline);
-			w->fd_waits--;
-			weft__fiber_pins_add(f, -1);
+			weft__fworker_fd_waits_add(w, -1);
+			if (timed)
+				weft__fiber_pins_add(f, -1);
 		}
 	}
 	if (rc != 0 || now_ready > 0 || timed_out) {

@@ -223,8 +223,8 @@ static ssize_t file_call_run(file_call *c, int64_t deadline)
 			return n;
 		done = n > 0 ? (size_t)n : 0; /* a read the page cache held in part */
 	}
-	/* The call returns on this thread (errno's, too): the fiber does not
-	 * move while it waits (engine.h, pins). */
+	/* The request is on this worker's ring, reaped by this worker: the
+	 * fiber does not move while it waits (engine.h, pins). */
 	weft__fiber_pins_add(f, 1);
 	ssize_t m = waited_call(f, c, done, deadline);
 	weft__fiber_pins_add(f, -1);

@@ -95,8 +95,9 @@ void weft__poller_expect(weft__poller *p, int fd, short events);
  * thread asleep in poll holds the file open past its close. Any thread. */
 void weft__poller_forget(int fd);
 
-/* The I/O layer's handler of a WEFT__POLL_KEY_FD report (io/fd.c). */
-void weft__io_ready(int fd, uint32_t seq, short revents);
+/* The I/O layer's handler of a WEFT__POLL_KEY_FD report from p's wait
+ * (io/fd.c); it may unwatch fd from p. */
+void weft__io_ready(weft__poller *p, int fd, uint32_t seq, short revents);
 
 /* weft__poller_wait waits at most timeout_ns (0: just look; negative: no
  * limit) and calls ready for every one-shot token that became ready,

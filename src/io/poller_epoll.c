@@ -271,7 +271,7 @@ int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn
 	for (int i = 0; i < n; i++) {
 		uint64_t drain, key = evs[i].data.u64;
 		if (key >> 63) {
-			weft__io_ready((int)(uint32_t)key, (uint32_t)(key >> 32) & 0x7fffffffu,
+			weft__io_ready(p, (int)(uint32_t)key, (uint32_t)(key >> 32) & 0x7fffffffu,
 			               from_epoll(evs[i].events));
 			reported++;
 			continue;

@@ -454,7 +454,7 @@ int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn
 		if (r->oneshot) {
 			ready((void *)(uintptr_t)r->key, r->revents, ctx);
 		} else if (r->key >> 63) {
-			weft__io_ready((int)(uint32_t)r->key,
+			weft__io_ready(p, (int)(uint32_t)r->key,
 			               (uint32_t)(r->key >> 32) & 0x7fffffffu, r->revents);
 		} else if (r->key & 1) {
 			weft__poll_source *src =

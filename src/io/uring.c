@@ -344,7 +344,7 @@ int64_t weft__ring_rw(weft__ring *r, weft__ring_op op, int fd, void *buf, size_t
 	if (q.cqes > 0 && !r->armed) {
 		if (weft__poller_arm(&w->poller, r->efd, POLLIN, r) == 0) {
 			r->armed = true;
-			w->fd_waits++;
+			weft__fworker_fd_waits_add(w, 1);
 		} else {
 			/* Cannot happen for an eventfd; never sleep without a way
 			 * to be woken: reap while yielding. */
@@ -417,7 +417,7 @@ void weft__ring_reap(weft__ring *r)
 	if (r->inflight == 0 && r->armed) {
 		weft__poller_disarm(&r->w->poller, r->efd);
 		r->armed = false;
-		r->w->fd_waits--;
+		weft__fworker_fd_waits_add(r->w, -1);
 	}
 }
 
@@ -429,12 +429,12 @@ void weft__ring_event(weft__ring *r)
 	/* The interest was one-shot: it is no longer armed. */
 	if (r->armed) {
 		r->armed = false;
-		r->w->fd_waits--;
+		weft__fworker_fd_waits_add(r->w, -1);
 	}
 	weft__ring_reap(r);
 	if (r->inflight > 0 && weft__poller_arm(&r->w->poller, r->efd, POLLIN, r) == 0) {
 		r->armed = true;
-		r->w->fd_waits++;
+		weft__fworker_fd_waits_add(r->w, 1);
 	}
 }
 

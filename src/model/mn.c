@@ -43,11 +43,12 @@
  * only spun beside it (channel ping-pong went 3-8x slower). So
  * long-lived tasks that wait often (connections, pipeline stages) spread
  * over the workers, within a watch period, instead of staying where they
- * started. What moves is the fiber with its stack; what does not: a
- * fiber with a timer or fd interest armed on its worker (a sleep, a timed
- * wait, an fd wait) is pinned until that is over (the timer fired or was
- * removed, the fd reported), and so is a preempted one (it returns
- * through its signal frame); the engine re-reads the worker and the
+ * started. What moves is the fiber with its stack, an I/O fiber too (its
+ * next wait watches the fd from its new worker's poller; the old poller
+ * drops the fd at its next report); what does not: a fiber with a timer
+ * armed on its worker (a sleep, any wait with a deadline, an io_uring
+ * file call) is pinned until that is over, and so is a preempted one (it
+ * returns through its signal frame); the engine re-reads the worker and the
  * thread's state after every switch, carrying errno (engine.h;
  * docs/fibers.md says what a __thread variable does to a task that moves).
  *
@@ -428,7 +429,7 @@ static bool idle(weft__fworker *w)
 	 * a worker with hand-offs in flight (engine.h): its spin would take
 	 * the CPU the pool thread needs (weft_blocking cost 2x a semaphore
 	 * round trip with it on this 2-CPU machine). */
-	bool search = (m->nworkers > 1 || w->fd_waits == 0) &&
+	bool search = (m->nworkers > 1 || !weft__fworker_fd_waiting(w)) &&
 	              !atomic_load_explicit(&w->handoffs, memory_order_relaxed);
 	/* Search for a while, if few others do (or once more, for a lone task
 	 * seen just before sleeping): a look now and then, at a few victims. */
