@@ -6,7 +6,7 @@
  *
  * The model and the workers come from WEFT_MODEL and WEFT_WORKERS (and the
  * rest of the WEFT_* variables). An acceptor task accepts, and every
- * connection is a task of its own that reads what comes (up to 16 KiB)
+ * connection is a task of its own that reads what comes (up to 4 KiB, as the Go and Tokio servers)
  * and writes it back: written as a user would write it from the header,
  * with nothing tuned for the benchmark. SIGTERM or SIGINT ends it: the
  * main thread cancels the listening socket and every connection
@@ -47,7 +47,7 @@ static int stopping;
 static void serve(void *arg)
 {
 	conn *c = arg;
-	char buf[16384];
+	char buf[4096];
 	for (;;) {
 		ssize_t n = weft_recv(c->fd, buf, sizeof(buf), 0, INT64_MAX);
 		if (n <= 0 || weft_write_all(c->fd, buf, (size_t)n, NULL, INT64_MAX) < 0)

@@ -65,6 +65,10 @@
  * steals the batches and own posts taken, steal_attempts the searches,
  * spins the polls of idle workers.
  *
+ * The shared queue (the inbox, the ready queue, the batches and waking a
+ * sleeper for them) is threads_queue.c; the state both files share,
+ * threads.h.
+ *
  * Lost wake-ups are prevented by the publish-then-check order of
  * core/idle.h: a post to the inbox is a seq_cst CAS, an own post a push
  * then a fence; wait_all checks all_waiters against finished counts alike.
@@ -75,235 +79,17 @@
 #include <stdio.h>
 
 #include "core/completion.h"
-#include "core/deque.h"
 #include "core/futex.h"
-#include "core/idle.h"
-#include "core/inbox.h"
-#include "core/internal.h"
-#include "core/lock.h"
 #include "core/observe.h"
 #include "core/spin.h"
 #include "core/standin.h"
 #include "core/task_list.h"
-#include "model/batch.h"
+#include "model/threads.h"
 #include "obs/probes.h"
-
-#define SPIN_ROUNDS       32
-#define SPIN_PAUSES       16 /* between polls of an idle worker, ~0.4 us */
-#define BATCH_WAIT_PAUSES 40 /* ~1 us: see next_task */
-
-typedef struct worker {
-	/* Written only by the worker itself, read by quiescence checks,
-	 * statistics and the watcher. */
-	WEFT__ALIGNED _Atomic uint64_t finished; /* run or cancelled */
-	_Atomic uint64_t posted;                 /* tasks this worker's tasks posted */
-	_Atomic uint64_t cancelled;
-	_Atomic uint64_t sleeps;
-	_Atomic uint64_t steals;     /* batches or own posts taken from another worker */
-	_Atomic uint64_t attempts;   /* searches of other workers' own posts, and steals */
-	_Atomic uint64_t spins;      /* polls of an idle worker before it sleeps */
-	_Atomic uint64_t woken;      /* times a post's wake-up claimed it */
-	_Atomic uint64_t own_pushed; /* pushes onto own; the watcher reads the sum */
-
-	/* Owner only (the worker, or its stand-in while the worker waits for
-	 * it: one at a time). */
-	uint64_t shared_posts;   /* own posts sent to the shared queue */
-	uint64_t shared_at_take; /* shared_posts when the batch was taken */
-	int last_batch;          /* size of the last batch taken */
-	uint64_t own_taken;      /* own posts taken back by this worker */
-	uint64_t help_pops;      /* pops of own in threads_help, found or not */
-	uint64_t stolen_at_lone; /* own_pushed - own_taken at the last lone push */
-	uint64_t helped_at_lone; /* help_pops at the last lone push */
-
-	/* The batch: tasks taken from the queue and not yet started, which
-	 * the owner takes from the front and other workers steal from the
-	 * back (model/batch.h), so no task hides in a busy worker's batch. */
-	weft__batch batch;
-
-	/* What this worker's tasks posted: the owner pushes and pops, other
-	 * workers take the oldest (see the top). */
-	weft__deque own;
-
-	weft__idler idler; /* claimed is the futex word it sleeps on */
-
-	struct threads *m;
-	int index;
-	pthread_t thread;
-} worker;
-
-typedef struct threads {
-	weft_rt *rt;
-	int nworkers;
-	int awake_cap; /* the workers, or the CPUs when there are more CPUs */
-	bool ordered;  /* the policy's order must hold across batches */
-	/* The policy's more_urgent, when ordered: a task's post more urgent
-	 * than the task goes to the shared queue (see threads_submit). */
-	bool (*more_urgent)(const weft__readyq *q, const weft_task *a, const weft_task *b);
-
-	/* Written by posters and emptied by workers. */
-	WEFT__ALIGNED weft__inbox inbox;
-
-	/* The ready queue, under lock. ready_len mirrors ready.len for lock-free
-	 * "is there work?" checks. */
-	WEFT__ALIGNED weft__lock lock;
-	weft__readyq ready;
-	_Atomic size_t ready_len;
-	/* Takers moving tasks out of the inbox (drain_begin): while they do,
-	 * the tasks are in neither the inbox nor ready_len nor a batch, and a
-	 * worker that looked then would sleep beside them. */
-	_Atomic int draining;
-
-	weft__idle idle; /* idle, spinning and awake workers, the watch (core/idle.h) */
-	_Atomic int stopping;
-
-	worker workers[];
-} threads;
 
 static size_t state_size(int nworkers)
 {
 	return sizeof(threads) + (size_t)nworkers * sizeof(worker);
-}
-
-/* In this order, against drain_begin's: the inbox, a move under way, the
- * queue (a look that finds the inbox taken sees the move, and one that
- * finds the move over sees where it put the tasks). seq_cst loads: plain
- * ones on x86-64, ordered among themselves on aarch64. */
-static bool has_work(threads *m)
-{
-	return atomic_load(&m->inbox.head) != NULL || atomic_load(&m->draining) != 0 ||
-	       atomic_load(&m->ready_len) != 0;
-}
-
-/* Around a take that may empty the inbox: the move is visible before the
- * inbox is taken (the fence orders the two stores on aarch64 too), and
- * ends once ready_len and the taker's batch say where the tasks went. */
-static void drain_begin(threads *m)
-{
-	atomic_fetch_add(&m->draining, 1);
-	atomic_thread_fence(memory_order_seq_cst);
-}
-
-static void drain_end(threads *m)
-{
-	atomic_fetch_sub(&m->draining, 1);
-}
-
-/* Moves the inbox into the ready queue. Caller holds m->lock, between
- * drain_begin and drain_end. */
-static void drain_inbox(threads *m)
-{
-	/* In post order by the keys threads_submit gave (core/task_list.h). */
-	weft_task *in_order = weft__tasks_by_post_key(weft__inbox_take(&m->inbox));
-	while (in_order) {
-		weft_task *next = in_order->next_;
-		weft__readyq_push(&m->ready, in_order);
-		in_order = next;
-	}
-}
-
-static void wake_if_needed(threads *m);
-static bool room_for_one_more(threads *m);
-
-static bool stealable(threads *m)
-{
-	for (int i = 0; i < m->nworkers; i++) {
-		if (weft__batch_holds(&m->workers[i].batch))
-			return true;
-	}
-	return false;
-}
-
-/* Takes the back half of the first non-empty batch after w's into out.
- * Returns how many (0 when every other batch is empty). */
-static int steal(threads *m, worker *w, weft_task **out)
-{
-	for (int i = 1; i < m->nworkers; i++) {
-		int n = weft__batch_take_back(&m->workers[(w->index + i) % m->nworkers].batch,
-		                              false, out);
-		if (n > 0)
-			return n;
-	}
-	return 0;
-}
-
-/* Refills w's batch. Any unstarted rest of the old batch goes back to the
- * queue first, last task first, so each lands in front of what was behind
- * it. Then, under the lock:
- *
- * - Batches taken earlier hold older work than the queue, so half of
- *   another worker's batch comes first. Otherwise a task that waits for one
- *   held in a blocked worker's batch could wait forever while this worker
- *   ran younger tasks (the seed's one-at-a-time queue has no such trap).
- *   Every fill happens under the lock, so a batch taken just before is
- *   always seen.
- * - Else up to 1/N of the queue, at most BATCH_MAX, so the lock and the
- *   queue's lines move once per batch rather than once per task.
- *
- * Returns false if there was no work. */
-static bool take_batch(threads *m, worker *w)
-{
-	weft_task *rest[BATCH_MAX], *got[BATCH_MAX];
-	int nrest = weft__batch_take_back(&w->batch, true, rest);
-	if (nrest == 0 && !has_work(m) && !stealable(m))
-		return false;
-	bool drain = !weft__inbox_empty(&m->inbox);
-	if (drain)
-		drain_begin(m);
-	weft__lock_acquire(&m->lock);
-	while (nrest > 0)
-		weft__readyq_unpop(&m->ready, rest[--nrest]);
-	int ngot = steal(m, w, got);
-	bool stole = ngot > 0;
-	if (stole) { /* under the lock a batch seen is a batch taken */
-		WEFT__PROBE2(task__steal, w->index, ngot);
-		weft__count(&w->steals, 1);
-		weft__count(&w->attempts, 1);
-	}
-	if (ngot == 0) {
-		if (drain)
-			drain_inbox(m);
-		size_t n = m->ready.len / (size_t)m->nworkers;
-		n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
-		weft_task *t;
-		while (ngot < (int)n && (t = weft__readyq_pop(&m->ready)))
-			got[ngot++] = t;
-		atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
-	}
-	weft__batch_fill(&w->batch, got, ngot);
-	weft__lock_release(&m->lock);
-	if (drain)
-		drain_end(m);
-	if (stole)
-		weft__trace(m->rt, WEFT__TRACE_STEAL, NULL, false);
-	w->last_batch = ngot;
-	if (ngot > 1 && room_for_one_more(m))
-		wake_if_needed(m); /* an idle worker may take half */
-	return ngot > 0;
-}
-
-/* Under an ordered policy, when this worker's own tasks sent more work to
- * the queue (which may be more urgent), the rest of the batch goes back and
- * the queue is asked again; arrivals from outside race with the take
- * anyway, so they are not checked, which keeps the inbox line out of this
- * path. When a small batch runs out and this worker sent nothing, it waits
- * about a microsecond before asking again, so that a poster in full flow
- * gets ahead and the next batch is bigger: chasing it task by task makes
- * every post and every take miss the cache. */
-static weft_task *next_task(threads *m, worker *w)
-{
-	bool own_posts = w->shared_posts != w->shared_at_take;
-	weft_task *t = NULL;
-	if (!(m->ordered && own_posts))
-		t = weft__batch_take_front(&w->batch);
-	if (!t) {
-		if (w->last_batch < BATCH_MAX / 2 && !own_posts)
-			weft__cpu_relax_n(BATCH_WAIT_PAUSES);
-		w->shared_at_take = w->shared_posts;
-		if (!take_batch(m, w) || !(t = weft__batch_take_front(&w->batch)))
-			return NULL;
-	}
-	weft__dequeued(m->rt, 1);
-	return t;
 }
 
 /* ------------------------------------------------------------ own posts */
@@ -374,7 +160,7 @@ __attribute__((noinline)) static void flush_own_posts(threads *m, worker *w, int
 		oldest->next_ = head;
 	while (!atomic_compare_exchange_weak_explicit(&m->inbox.head, &head, newest,
 	                                              memory_order_seq_cst, memory_order_relaxed));
-	wake_if_needed(m);
+	weft__threads_wake_if_needed(m);
 }
 
 /* Runs t on w, then sends what it left on w's own stack to the queue. */
@@ -390,45 +176,15 @@ __attribute__((always_inline)) static inline void run_one(threads *m, worker *w,
 
 /* ------------------------------------------------------------ waking */
 
-/* Wakes one idle worker, unless one is already spinning: the woken worker
- * counts as spinning until it finds work. */
-static void wake_one(threads *m)
-{
-	weft__idler *i = weft__idle_claim(&m->idle);
-	if (i)
-		weft__futex_wake(&i->claimed, 1);
-}
-
-/* Callers have made their work visible with a seq_cst operation (the
- * inbox CAS, the batch's publication, a fence after an own push), which
- * orders it before these seq_cst loads; a worker going idle does the
- * mirror image (see sleep_idle). */
-static void wake_if_needed(threads *m)
-{
-	if (weft__idle_wanted(&m->idle))
-		wake_one(m);
-}
-
-/* Whether a task's post may wake one more worker: an outside thread
- * running a loop of rt's keeps a CPU busy, so with as many workers as CPUs
- * the last sleeper is left asleep rather than woken to time-share the CPUs
- * with it (as mn does). Never binds without outside helpers. */
-static bool room_for_one_more(threads *m)
-{
-	return weft__room_beside_helpers(
-	        m->rt, atomic_load_explicit(&m->idle.awake, memory_order_relaxed) + 1,
-	        m->awake_cap);
-}
-
 /* After w pushed onto its own stack (more than one worker): the rule of
  * the top for whether to wake a sleeper. */
 static void own_post_made(threads *m, worker *w)
 {
 	atomic_thread_fence(memory_order_seq_cst); /* the push before the reads */
-	if (!room_for_one_more(m))
+	if (!weft__threads_room_for_one_more(m))
 		return; /* its poster, the busy workers or the loop's caller take it */
 	if (weft__deque_size_hint(&w->own) > 1 || weft__tls.offering) {
-		wake_if_needed(m); /* a fan-out, or an offer */
+		weft__threads_wake_if_needed(m); /* a fan-out, or an offer */
 		return;
 	}
 	uint64_t stolen =
@@ -445,7 +201,7 @@ static void own_post_made(threads *m, worker *w)
 	 * wake_if_needed, which a sleeper mirrors), and it wakes as a post to
 	 * the queue does. */
 	if (weft__watch_vacant(&m->idle) || left_sitting)
-		wake_if_needed(m);
+		weft__threads_wake_if_needed(m);
 }
 
 /* w, idle, found work: it stops looking, so if it was a woken worker still
@@ -462,8 +218,8 @@ static void stop_looking(threads *m, worker *w, bool *spinning)
 		check = true;
 	if (check) {
 		atomic_thread_fence(memory_order_seq_cst);
-		if (has_work(m) || weft__idle_posts_waiting(&m->idle))
-			wake_if_needed(m);
+		if (weft__threads_has_work(m) || weft__idle_posts_waiting(&m->idle))
+			weft__threads_wake_if_needed(m);
 	}
 }
 
@@ -535,7 +291,7 @@ static bool sleep_idle(threads *m, worker *w)
 	 * work (stop_looking). */
 	(void)weft__watch_keep(&m->idle, &w->idler);
 	bool claimed;
-	if (has_work(m) || stealable(m) || atomic_load(&m->stopping))
+	if (weft__threads_has_work(m) || weft__threads_stealable(m) || atomic_load(&m->stopping))
 		claimed = weft__idle_leave(&m->idle, &w->idler);
 	else
 		claimed = weft__idle_doze(&m->idle, &w->idler, doze_sleep, w);
@@ -554,7 +310,7 @@ static bool poll_idle(threads *m, worker *w, weft_task **t)
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
 		weft__cpu_relax_n(SPIN_PAUSES);
 		weft__count(&w->spins, 1);
-		if (has_work(m) || stealable(m))
+		if (weft__threads_has_work(m) || weft__threads_stealable(m))
 			return true;
 		if ((*t = take_own_post(m, w, false)))
 			return false;
@@ -573,7 +329,7 @@ static void *worker_main(void *arg)
 	weft__worker_started(rt, w->index);
 
 	for (;;) {
-		weft_task *t = next_task(m, w);
+		weft_task *t = weft__threads_next_task(m, w);
 		if (!t)
 			t = take_own_post(m, w, false);
 		if (!t) {
@@ -597,7 +353,7 @@ static void *worker_main(void *arg)
 			atomic_fetch_sub(&m->idle.nspinning, 1);
 		}
 		atomic_thread_fence(memory_order_seq_cst);
-		if (has_work(m) || stealable(m)) {
+		if (weft__threads_has_work(m) || weft__threads_stealable(m)) {
 			/* Posts that saw it searching woke nobody: it takes the
 			 * work as a searcher, and wakes another for the rest when
 			 * it stops (stop_looking). */
@@ -625,7 +381,7 @@ static void push_and_wake(void *state, weft_task *t)
 {
 	threads *m = state;
 	weft__inbox_push(&m->inbox, t);
-	wake_if_needed(m);
+	weft__threads_wake_if_needed(m);
 	weft__standin_poke(m->rt); /* every thread blocked: compensation */
 }
 
@@ -696,19 +452,19 @@ static int threads_submit(weft_rt *rt, weft_task *t, bool from_task)
 __attribute__((noinline)) static bool standin_help(threads *m)
 {
 	weft_rt *rt = m->rt;
-	if (!has_work(m))
+	if (!weft__threads_has_work(m))
 		return false;
 	bool drain = !weft__inbox_empty(&m->inbox);
 	if (drain)
-		drain_begin(m);
+		weft__threads_drain_begin(m);
 	weft__lock_acquire(&m->lock);
 	if (drain)
-		drain_inbox(m);
+		weft__threads_drain_inbox(m);
 	weft_task *t = weft__readyq_pop(&m->ready);
 	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
 	weft__lock_release(&m->lock);
 	if (drain)
-		drain_end(m);
+		weft__threads_drain_end(m);
 	if (!t)
 		return false;
 	weft__dequeued(rt, 1);
@@ -738,7 +494,7 @@ static void threads_block_begin(weft_rt *rt)
 			weft__readyq_unpop(&m->ready, rest[--n]);
 		atomic_store(&m->ready_len, m->ready.len); /* seq_cst: see wake_if_needed */
 		weft__lock_release(&m->lock);
-		wake_if_needed(m);
+		weft__threads_wake_if_needed(m);
 	}
 	if (atomic_load_explicit(&w->own.bottom, memory_order_relaxed) >
 	    atomic_load_explicit(&w->own.top, memory_order_relaxed))
@@ -748,7 +504,7 @@ static void threads_block_begin(weft_rt *rt)
 /* threads_help when w's own stack is empty. */
 __attribute__((noinline)) static bool help_from_elsewhere(threads *m, worker *w)
 {
-	weft_task *t = next_task(m, w);
+	weft_task *t = weft__threads_next_task(m, w);
 	if (!t && !(t = take_own_post(m, w, true)))
 		return false;
 	run_one(m, w, t);
@@ -864,7 +620,7 @@ static void threads_stop(weft_rt *rt)
 static bool threads_has_queued(weft_rt *rt)
 {
 	threads *m = rt->model_state;
-	return has_work(m) || stealable(m) || weft__idle_posts_waiting(&m->idle);
+	return weft__threads_has_work(m) || weft__threads_stealable(m) || weft__idle_posts_waiting(&m->idle);
 }
 
 static void threads_print_stats(const weft_stats *s, FILE *out)
