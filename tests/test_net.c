@@ -988,8 +988,56 @@ static void misuse(void)
 	assert_string_equal(weft_err_name(WEFT_ESYSTEM), "WEFT_ESYSTEM");
 }
 
+/* A reader parked on a worker that never runs dry (a task that yields in a
+ * loop, always runnable) still gets its data: the worker looks at its
+ * poller between tasks now and then, not only when it would sleep. The
+ * busy task stops when the reader is done, or after WT_PATIENCE_S. */
+static _Atomic int busy_reader_done;
+static int busy_pipe[2];
+
+static void busy_reader(void *arg)
+{
+	(void)arg;
+	char b = 0;
+	WT_CHECK(weft_read(busy_pipe[0], &b, 1, FOREVER) == 1 && b == 'r');
+	atomic_store(&busy_reader_done, 1);
+}
+
+static void busy_yielder(void *arg)
+{
+	double *waited = arg, t0 = wt_now();
+	while (!atomic_load(&busy_reader_done) && wt_now() - t0 < WT_PATIENCE_S)
+		weft_yield();
+	*waited = wt_now() - t0;
+}
+
+static void read_on_busy_worker(void)
+{
+	weft_rt *rt = wt_create_default();
+	assert_int_equal(0, pipe(busy_pipe));
+	atomic_store(&busy_reader_done, 0);
+	double waited = 0;
+	weft_task r, y;
+	weft_task_init(&r, busy_reader, NULL);
+	weft_task_init(&y, busy_yielder, &waited);
+	assert_rc(0, weft_post(rt, &r));
+	wt_sleep_ms(5); /* the reader parks (or blocks) first */
+	assert_rc(0, weft_post(rt, &y));
+	wt_sleep_ms(5);
+	assert_int_equal(1, write(busy_pipe[1], "r", 1));
+	assert_rc(0, weft_wait(&r));
+	assert_rc(0, weft_wait(&y));
+	wt_check_async();
+	print_message("[ info     ] the busy task yielded for %.1f ms\n", waited * 1e3);
+	assert_true(atomic_load(&busy_reader_done));
+	assert_true(waited < WT_PATIENCE_S);
+	weft_close(busy_pipe[0]);
+	close(busy_pipe[1]);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 WT_CASES(WT_CASE(echo_10k), WT_CASE(echo_tasks_all), WT_CASE(echo_threads), WT_CASE(deadline_ends),
          WT_CASE(wake_by_data), WT_CASE(cancel_race), WT_CASE(cancel_sticks), WT_CASE(fd_reuse),
          WT_CASE(partial_writes), WT_CASE(no_sigpipe), WT_CASE(udp), WT_CASE(accept_connect),
          WT_CASE(wait_fds), WT_CASE(short_read_clears), WT_CASE(close_while_polled),
-         WT_CASE(misuse));
+         WT_CASE(misuse), WT_CASE(read_on_busy_worker));

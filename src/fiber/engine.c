@@ -218,6 +218,7 @@ static inline __attribute__((always_inline)) weft_task *pick(weft__fworker *w)
 		t = next;
 	}
 	weft__ring_poll(w->ring); /* file completions: their fibers wake */
+	weft__fworker_poll_if_due(w);
 	weft__fworker_expire_timers(w);
 	maybe_boost(w);
 	weft_task *t = w->ops->next(w);

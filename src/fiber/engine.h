@@ -132,6 +132,11 @@ typedef struct weft__fiber_ops {
 	 * it (where other workers may take it) and wake whom it takes. Without
 	 * it: w's inbox, waking w if it sleeps. */
 	void (*wake)(weft__fworker *w, weft_task *t);
+	/* Optional, on w: a look at w's poller handled two or more reports
+	 * (fds, timers of one-shot arms), whose fibers are queued on w now.
+	 * Events from outside, not a waker that parks next: a model with
+	 * other workers may wake one for the surplus. */
+	void (*reported)(weft__fworker *w);
 } weft__fiber_ops;
 
 struct weft__fworker {
@@ -158,6 +163,10 @@ struct weft__fworker {
 	 * that ended its wait where it resumed, which may be another worker
 	 * (an fd wait without a deadline lets the fiber move). */
 	_Atomic int fd_waits;
+	/* Picks since the last look at the poller while busy, and when that
+	 * look was (weft__fworker_poll_busy). */
+	unsigned picks_since_poll;
+	int64_t busy_polled_ns;
 	/* The worker's io_uring for file calls (io/uring.h), made on first
 	 * use; reaped between tasks and when its eventfd fires. */
 	struct weft__ring *ring;
@@ -269,6 +278,21 @@ static inline void weft__fworker_fd_waits_add(weft__fworker *w, int d)
 static inline bool weft__fworker_fd_waiting(weft__fworker *w)
 {
 	return atomic_load_explicit(&w->fd_waits, memory_order_relaxed) > 0;
+}
+
+/* A worker that never runs out of work never sleeps in its poller: every
+ * POLL_EVERY_PICKS picks between tasks, and at most every BUSY_POLL_NS,
+ * it takes its fds' reports without waiting (Tokio's driver is polled
+ * every 61 ticks alike), so an I/O fiber on a busy worker is woken within
+ * about that, not when the worker next runs dry. */
+#define POLL_EVERY_PICKS 61
+#define BUSY_POLL_NS     50000
+void weft__fworker_poll_busy(weft__fworker *w);
+
+static inline void weft__fworker_poll_if_due(weft__fworker *w)
+{
+	if (__builtin_expect(++w->picks_since_poll >= POLL_EVERY_PICKS, 0))
+		weft__fworker_poll_busy(w);
 }
 
 /* Whether w has timers or fd waits that will make work later. */

@@ -107,6 +107,19 @@ void weft__fiber_handoff_end(weft__fworker *w)
 		atomic_fetch_sub_explicit(&w->handoffs, 1, memory_order_relaxed);
 }
 
+void weft__fworker_poll_busy(weft__fworker *w)
+{
+	w->picks_since_poll = 0;
+	if (!weft__fworker_fd_waiting(w))
+		return;
+	int64_t now = weft__now_ns();
+	if (now - w->busy_polled_ns < BUSY_POLL_NS)
+		return;
+	w->busy_polled_ns = now;
+	if (weft__poller_wait(&w->poller, 0, fd_ready, w) > 1 && w->ops->reported)
+		w->ops->reported(w);
+}
+
 bool weft__fworker_has_pending(weft__fworker *w)
 {
 	return w->timers.root != NULL || weft__fworker_fd_waiting(w);
@@ -157,6 +170,7 @@ bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 	bool watching =
 	        asked >= 0 && !w->virtual_time && weft__progress_on() && weft__progress_watch(w);
 	uint64_t unparks = atomic_load_explicit(&w->unparks, memory_order_relaxed);
+	int reports = 0;
 	weft__count(&w->sleeps, 1);
 	weft__ticker_idle(&w->ticker, true);
 	weft__idle_begin(w->rt, w->index);
@@ -191,6 +205,7 @@ bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 			w->poller.woken = false;
 		} else {
 			reported = weft__poller_wait(&w->poller, t, fd_ready, w);
+			reports += reported;
 		}
 		came = reported > 0 || w->poller.woken || !weft__inbox_empty(&w->inbox);
 		if (!watching || came || (timeout >= 0 && clock_now(w) - start >= timeout))
@@ -216,6 +231,8 @@ woke:
 	    weft__inbox_empty(&w->inbox) &&
 	    atomic_load_explicit(&w->unparks, memory_order_relaxed) == unparks)
 		w->vnow = next;
+	if (reports > 1 && w->ops->reported)
+		w->ops->reported(w);
 	return came;
 }
 

@@ -509,7 +509,23 @@ static void on_wake(weft__fworker *w, weft_task *t)
 	weft__fworker_wake(w);
 }
 
+/* The poller woke several fibers here at once (a burst of fd reports after
+ * a quiet spell, when the watch may be off duty): as a burst of posts, the
+ * surplus may wake a sleeper, so that the fibers spread rather than wait
+ * their turn on this worker. The pushes, then the idle counts. */
+static void on_reported(weft__fworker *w)
+{
+	mn_worker *mw = of(w);
+	mn *m = model_of(w);
+	if (atomic_load_explicit(&mw->nresume, memory_order_relaxed) < 2 || m->nworkers < 2)
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+	if (weft__idle_wanted(&m->idle) && room_for(m, 1))
+		wake_one(m, mw);
+}
+
 static const weft__fiber_ops ops = {
+        .reported = on_reported,
         .wake = on_wake,
         .ready = on_ready,
         .next = next,
