@@ -95,6 +95,11 @@ void weft__poller_expect(weft__poller *p, int fd, short events);
  * thread asleep in poll holds the file open past its close. Any thread. */
 void weft__poller_forget(int fd);
 
+/* For the backends: a refusal of call (errno err) while making a poller,
+ * said on stderr with errno's text and, for descriptors, the limit and
+ * what a poller needs (needs); WEFT_EMFILE or WEFT_ENOMEM. */
+int weft__poller_refused(const char *call, int err, const char *needs);
+
 /* The I/O layer's handler of a WEFT__POLL_KEY_FD report from p's wait
  * (io/fd.c); it may unwatch fd from p. */
 void weft__io_ready(weft__poller *p, int fd, uint32_t seq, short revents);

@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -30,30 +29,10 @@
 #include "core/testing.h"
 #include "io/poller.h"
 
-/* What a refusal of call means to the caller, said on stderr with errno's
- * text and, for descriptors, the limit. */
-static int refused(const char *call, int err)
-{
-	if (err == EMFILE || err == ENFILE) {
-		struct rlimit nofile;
-		char limit[32] = "unlimited";
-		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
-			snprintf(limit, sizeof(limit), "%llu", (unsigned long long)nofile.rlim_cur);
-		weft__log(WEFT_LOG_ERROR,
-		          "weft: cannot create a fiber worker's poller (%s: %s): %s%s; a fiber "
-		          "worker needs two or three descriptors (an epoll instance, an eventfd "
-		          "and, before Linux 5.11, a timerfd)\n",
-		          call, strerror(err),
-		          err == EMFILE
-		                  ? "the process's descriptor limit (RLIMIT_NOFILE, ulimit -n) is "
-		                  : "the system's limit (fs.file-max) is reached; ulimit -n is ",
-		          limit);
-		return WEFT_EMFILE;
-	}
-	weft__log(WEFT_LOG_ERROR, "weft: cannot create a fiber worker's poller (%s: %s)\n", call,
-	          strerror(err));
-	return WEFT_ENOMEM;
-}
+/* What a poller holds, said when the system refuses one. */
+#define NEEDS                                                                        \
+	"two or three descriptors (an epoll instance, an eventfd and, before Linux " \
+	"5.11, a timerfd)"
 
 /* The kernel's struct __kernel_timespec: 64-bit fields on every ABI. */
 struct ktimespec {
@@ -106,12 +85,12 @@ int weft__poller_init(weft__poller *p)
 	p->set = NULL;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0)
-		return refused("epoll_create1", errno);
+		return weft__poller_refused("epoll_create1", errno, NEEDS);
 	p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (p->wakefd < 0) {
 		int err = errno;
 		close(p->epfd);
-		return refused("eventfd", err);
+		return weft__poller_refused("eventfd", err, NEEDS);
 	}
 	const char *call = "epoll_ctl";
 	/* Edge-triggered: every write to an eventfd is an edge, reported even
@@ -139,7 +118,7 @@ fail:;
 		close(p->timerfd);
 	close(p->wakefd);
 	close(p->epfd);
-	return refused(call, err);
+	return weft__poller_refused(call, err, NEEDS);
 }
 
 void weft__poller_destroy(weft__poller *p)

@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,28 +84,6 @@ struct weft__pollset {
 	int pfd_cap;
 };
 
-static int refused(const char *call, int err)
-{
-	if (err == EMFILE || err == ENFILE) {
-		struct rlimit nofile;
-		char limit[32] = "unlimited";
-		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
-			snprintf(limit, sizeof(limit), "%llu", (unsigned long long)nofile.rlim_cur);
-		weft__log(WEFT_LOG_ERROR,
-		          "weft: cannot create a fiber worker's poller (%s: %s): %s%s; a fiber "
-		          "worker needs two descriptors (a pipe)\n",
-		          call, strerror(err),
-		          err == EMFILE
-		                  ? "the process's descriptor limit (RLIMIT_NOFILE, ulimit -n) is "
-		                  : "the system's limit is reached; ulimit -n is ",
-		          limit);
-		return WEFT_EMFILE;
-	}
-	weft__log(WEFT_LOG_ERROR, "weft: cannot create a fiber worker's poller (%s: %s)\n", call,
-	          strerror(err));
-	return WEFT_ENOMEM;
-}
-
 static _Atomic uint32_t last_id;
 
 /* Every poller of the process, for weft__poller_forget. */
@@ -135,7 +112,7 @@ int weft__poller_init(weft__poller *p)
 		int err = errno;
 		pthread_mutex_destroy(&s->lock);
 		free(s);
-		return refused("pipe", err);
+		return weft__poller_refused("pipe", err, "two descriptors (a pipe)");
 	}
 	atomic_init(&s->wakes, 0);
 	p->wakefd = s->wake.wr;

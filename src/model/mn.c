@@ -40,7 +40,10 @@
  * fibers, so a pipeline that posts nothing keeps it on duty). A wake-up
  * itself wakes no sleeper (unlike Go's ready): the waker nearly always
  * parks next (a channel, a ping-pong), and a worker woken for the fiber
- * only spun beside it (channel ping-pong went 3-8x slower). So
+ * only spun beside it (channel ping-pong went 3-8x slower). A burst from
+ * the poller is the exception (on_reported): two or more fibers woken by
+ * one look at it are events from outside, and wake a sleeper as a burst of
+ * posts does. So
  * long-lived tasks that wait often (connections, pipeline stages) spread
  * over the workers, within a watch period, instead of staying where they
  * started. What moves is the fiber with its stack, an I/O fiber too (its
