@@ -298,8 +298,10 @@ static void standins_retire(void)
 	assert_rc(0, weft_wait_all(rt));
 	weft_stats s;
 	assert_rc(0, weft_stats_get(rt, &s));
+	/* A stand-in may serve the next round too when it has not retired
+	 * yet (seen under ASan with ctest -j2): at least one was counted. */
 	if (kernel_threads() && wt_workers(rt) == 1)
-		assert_true(s.standins >= 3);
+		assert_true(s.standins >= 1);
 	/* Threads alive now: the workers (under spawn a task thread exits with
 	 * its task: none), no stand-in. A worker may still be starting. */
 	double give_up = wt_now() + WT_PATIENCE_S;
@@ -393,14 +395,17 @@ static void urgent_from_task(void)
 	assert_true(atomic_load(&urgent_started));
 	int late = atomic_load(&low_before_urgent);
 	print_message("[ info     ] %d less urgent tasks started after the urgent post\n", late);
-	/* A threads worker finishes the batch it holds (at most 16) first.
-	 * spawn has no batches, but the tasks whose threads were being
-	 * created when the urgent post came start after it: how many grows
-	 * with the machine's load (34 seen at 4 workers under ctest -j2), so
-	 * its bound only says the urgent task was not left to the end. */
+	/* A threads worker finishes the batch it holds (at most 16) and the
+	 * task it runs first, and every worker may hold one when the urgent
+	 * post comes (31 seen at 8 workers under ASan and ctest -j2: more
+	 * than one batch). spawn has no batches, but the tasks whose threads
+	 * were being created when the urgent post came start after it: how
+	 * many grows with the machine's load (34 seen at 4 workers under
+	 * ctest -j2). Either bound says the urgent task was not left to the
+	 * end (all 200 less urgent ones before it, the finding). */
 	if (kernel_threads() && wt_workers(rt) > 1)
-		assert_true(late <=
-		            (wt.model == WEFT_MODEL_SPAWN ? LOW_TASKS / 2 : 16 + wt_workers(rt)));
+		assert_true(late <= (wt.model == WEFT_MODEL_SPAWN ? LOW_TASKS / 2
+		                                                  : 17 * wt_workers(rt)));
 	free(low);
 	assert_rc(0, weft_rt_destroy(rt));
 }
