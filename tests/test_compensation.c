@@ -404,8 +404,8 @@ static void urgent_from_task(void)
 	 * ctest -j2). Either bound says the urgent task was not left to the
 	 * end (all 200 less urgent ones before it, the finding). */
 	if (kernel_threads() && wt_workers(rt) > 1)
-		assert_true(late <= (wt.model == WEFT_MODEL_SPAWN ? LOW_TASKS / 2
-		                                                  : 17 * wt_workers(rt)));
+		assert_true(late <=
+		            (wt.model == WEFT_MODEL_SPAWN ? LOW_TASKS / 2 : 17 * wt_workers(rt)));
 	free(low);
 	assert_rc(0, weft_rt_destroy(rt));
 }

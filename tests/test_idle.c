@@ -39,8 +39,8 @@
  *                      deadline (a timer on the worker) every read
  *                      resumes where it parked */
 #include <errno.h>
-#include <sys/socket.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -310,6 +310,7 @@ static void mn_two_spinning_fibers(void)
 	tasks_on_n(WEFT_MODEL_MN, WEFT_PREEMPT_OFF, 2, 2);
 }
 
-WT_CASES(WT_CASE(starved_waiter_handed_off), WT_CASE(threads_exact), WT_CASE(threads_no_starvation), WT_CASE(two_threads_no_starvation),
-         WT_CASE(starving_waiter_served), WT_CASE(starving_spinner_served),
-         WT_CASE(tasks_no_starvation), WT_CASE(mn_two_spinning_fibers));
+WT_CASES(WT_CASE(starved_waiter_handed_off), WT_CASE(threads_exact), WT_CASE(threads_no_starvation),
+         WT_CASE(two_threads_no_starvation), WT_CASE(starving_waiter_served),
+         WT_CASE(starving_spinner_served), WT_CASE(tasks_no_starvation),
+         WT_CASE(mn_two_spinning_fibers));

@@ -620,7 +620,8 @@ static void threads_stop(weft_rt *rt)
 static bool threads_has_queued(weft_rt *rt)
 {
 	threads *m = rt->model_state;
-	return weft__threads_has_work(m) || weft__threads_stealable(m) || weft__idle_posts_waiting(&m->idle);
+	return weft__threads_has_work(m) || weft__threads_stealable(m) ||
+	       weft__idle_posts_waiting(&m->idle);
 }
 
 static void threads_print_stats(const weft_stats *s, FILE *out)

@@ -123,5 +123,3 @@ void weft__threads_wake_one(threads *m)
 	if (i)
 		weft__futex_wake(&i->claimed, 1);
 }
-
-
