@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "core/testing.h"
 #include "harness.h"
 
 /* Timer preemption is not exercised under TSan (as in test_preempt.c). */
@@ -189,6 +190,70 @@ static void starving_spinner_served(void)
 	waiter_served_among(1);
 }
 
+/* The rule itself, not only its effect. Two holders take the mutex with
+ * weft_mutex_trylock in a tight loop and keep it 2 ms at a time: whenever
+ * one lets go, the other, running and polling, takes it within
+ * nanoseconds, before a waiter woken by the unlock can run, so without the
+ * starvation rule the waiter would wait as long as the holders run (the
+ * hammering cases above pass on this 2-CPU VM even without the rule: a
+ * waiter there wins a race now and then). With it, the waiter starves
+ * after its first lost race past STARVE_NS and an unlock hands it the
+ * mutex: at least one hand-off, a few milliseconds, and never two inside
+ * (a trylock that ignored the hand-off made two owners). */
+static _Atomic int holders_inside, holders_started, most_inside;
+
+static void *trylock_holder(void *arg)
+{
+	(void)arg;
+	double until = wt_now() + 5 * MAX_WAIT_S;
+	atomic_fetch_add(&holders_started, 1);
+	while (!atomic_load(&victim_served) && wt_now() < until) {
+		if (weft_mutex_trylock(&mu) != 0)
+			continue;
+		int in = atomic_fetch_add(&holders_inside, 1) + 1;
+		if (in > atomic_load(&most_inside))
+			atomic_store(&most_inside, in);
+		double t = wt_now() + 2e-3;
+		while (wt_now() < t && !atomic_load(&victim_served))
+			;
+		atomic_fetch_sub(&holders_inside, 1);
+		WT_CHECK_RC(0, weft_mutex_unlock(&mu));
+	}
+	return NULL;
+}
+
+static void starved_waiter_handed_off(void)
+{
+	enum { HOLDERS = 2 };
+	assert_rc(0, weft_mutex_init(&mu));
+	atomic_store(&victim_served, false);
+	atomic_store(&holders_inside, 0);
+	atomic_store(&holders_started, 0);
+	atomic_store(&most_inside, 0);
+	pthread_t holder[HOLDERS];
+	for (int i = 0; i < HOLDERS; i++)
+		wt_thread_start(&holder[i], trylock_holder, NULL);
+	while (atomic_load(&holders_started) < HOLDERS)
+		wt_sleep_ms(1);
+	wt_sleep_ms(5);
+	uint64_t before = weft__mutex_handoffs();
+	double t0 = wt_now();
+	assert_rc(0, weft_mutex_lock(&mu));
+	double waited = wt_now() - t0;
+	uint64_t handed = weft__mutex_handoffs() - before;
+	int inside = atomic_load(&holders_inside);
+	atomic_store(&victim_served, true);
+	assert_rc(0, weft_mutex_unlock(&mu));
+	for (int i = 0; i < HOLDERS; i++)
+		wt_thread_join(holder[i]);
+	print_message("[ info     ] the waiter waited %.1f ms; hand-offs %llu\n", waited * 1e3,
+	              (unsigned long long)handed);
+	assert_int_equal(inside, 0);
+	assert_int_equal(atomic_load(&most_inside), 1);
+	assert_true(handed >= 1);
+	assert_true(waited <= MAX_WAIT_S);
+}
+
 /* The same hammering from eight tasks on each model with eight workers
  * (fibers: one): workers of threads and spawn are kernel threads as above;
  * fibers park, and under timer preemption are preempted around the mutex. */
@@ -245,6 +310,7 @@ static void mn_two_spinning_fibers(void)
 	tasks_on_n(WEFT_MODEL_MN, WEFT_PREEMPT_OFF, 2, 2);
 }
 
-WT_CASES(WT_CASE(threads_exact), WT_CASE(threads_no_starvation), WT_CASE(two_threads_no_starvation),
-         WT_CASE(starving_waiter_served), WT_CASE(starving_spinner_served),
-         WT_CASE(tasks_no_starvation), WT_CASE(mn_two_spinning_fibers));
+WT_CASES(WT_CASE(starved_waiter_handed_off), WT_CASE(threads_exact), WT_CASE(threads_no_starvation),
+         WT_CASE(two_threads_no_starvation), WT_CASE(starving_waiter_served),
+         WT_CASE(starving_spinner_served), WT_CASE(tasks_no_starvation),
+         WT_CASE(mn_two_spinning_fibers));

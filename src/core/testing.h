@@ -31,6 +31,10 @@ void weft__fault_uring_setup(int err);
  * restores it. */
 void weft__fault_file_nowait(bool off);
 
+/* weft__mutex_handoffs: how many times, in the process so far, an unlock
+ * handed a weft_mutex to a waiter that had starved (sync/mutex.c). */
+uint64_t weft__mutex_handoffs(void);
+
 /* weft__pool_testing_limits sets the idle time after which a blocking
  * pool thread ends and the most threads a pool may have, for pools made
  * from now on (0: the defaults, 10 s and 64). */

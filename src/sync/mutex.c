@@ -288,14 +288,25 @@ int weft_mutex_trylock(weft_mutex *m)
 		return WEFT_EINVAL;
 	_Atomic uint32_t *st = word(WEFT__SYNC(m));
 	held(1);
+	/* Not while STARVING either: between the unlock that saw it and the
+	 * hand-off the word is not LOCKED, but the mutex is the starved
+	 * waiter's (a trylock there made two owners). */
 	uint32_t old = atomic_load_explicit(st, memory_order_relaxed);
-	while (!(old & LOCKED)) {
+	while (!(old & (LOCKED | STARVING))) {
 		if (atomic_compare_exchange_weak_explicit(
 		            st, &old, old | LOCKED, memory_order_acquire, memory_order_relaxed))
 			return 0;
 	}
 	held(-1);
 	return WEFT_EBUSY;
+}
+
+/* Hand-offs so far, for the tests (core/testing.h): a rare path. */
+static _Atomic uint64_t handoffs;
+
+uint64_t weft__mutex_handoffs(void)
+{
+	return atomic_load_explicit(&handoffs, memory_order_relaxed);
 }
 
 /* Starvation: LOCKED was cleared by our unlock and STARVING keeps everyone
@@ -313,8 +324,10 @@ static void hand_off(weft__sync *s)
 		atomic_fetch_and_explicit(st, ~STARVING, memory_order_relaxed);
 	}
 	weft__lock_release(&s->lock);
-	if (w)
+	if (w) {
+		atomic_fetch_add_explicit(&handoffs, 1, memory_order_relaxed);
 		weft__waiter_unpark(w);
+	}
 }
 
 /* Normal mode, after setting WOKEN: wakes the longest waiter to compete. */
