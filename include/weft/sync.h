@@ -146,7 +146,8 @@ WEFT_EXTERN int weft_mutex_lock(weft_mutex *m);
  * A free mutex is taken even with a deadline already past. A fiber parks on
  * its worker's timer; a kernel thread sleeps. */
 WEFT_EXTERN int weft_mutex_lock_until(weft_mutex *m, int64_t deadline_ns);
-/** weft_mutex_trylock takes the mutex if it is free; WEFT_EBUSY otherwise. */
+/** weft_mutex_trylock takes the mutex if it is free; WEFT_EBUSY otherwise,
+ * also while an unlock is handing it to a waiter that starved. */
 WEFT_EXTERN int weft_mutex_trylock(weft_mutex *m);
 /** weft_mutex_unlock frees the mutex and wakes the longest waiter if none
  * is awake already, or hands the mutex to that waiter if it has starved.

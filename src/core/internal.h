@@ -486,6 +486,16 @@ static inline __attribute__((always_inline)) weft__thread_ctx *weft__tls_self(vo
 
 #define weft__tls (*weft__tls_self())
 
+/* errno of the thread running the caller now. glibc declares the function
+ * behind errno const, so a compiler may keep one thread's errno address
+ * across a call that parked a fiber, which under mn may resume on another
+ * thread (docs/fibers.md tells users the same): weft's own code that may
+ * have waited (the I/O calls, whose fibers move) reads and writes errno
+ * through this out-of-line call, which no compiler can merge with an
+ * earlier one. */
+int *weft__errno_now(void);
+#define WEFT__ERRNO (*weft__errno_now())
+
 /* The per-worker slot of rt that the calling thread writes to: its worker
  * index when it is one of rt's workers, else `shared` (statistics and
  * traces keep one extra slot for every other thread). */

@@ -1,5 +1,6 @@
 /* Runtime lifecycle and the post path shared by every model: argument and
  * state checks, capacity, then the model's submit. */
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -20,6 +21,13 @@
 
 _Thread_local weft__thread_ctx weft__tls_storage
         __attribute__((tls_model("initial-exec"))) = {.index = -1};
+
+int *weft__errno_now(void)
+{
+	int *e = &errno;
+	__asm__ volatile("" : "+r"(e)); /* not a const function: see internal.h */
+	return e;
+}
 
 #if !((defined(__x86_64__) || defined(__aarch64__)) && defined(__ELF__))
 weft__thread_ctx *weft__tls_address(void)

@@ -232,11 +232,13 @@ void weft__io_ready(weft__poller *p, int fd, uint32_t seq, short revents)
 	}
 	/* Watched from another worker's poller now (its fiber moved): this
 	 * one's watch goes, or it would report (and wake this worker) for
-	 * every change of an fd nobody here waits for. Once per move. */
-	bool moved = atomic_load_explicit(&s->poller_id, memory_order_relaxed) != p->id;
-	weft__lock_release(&s->lock);
-	if (moved)
+	 * every change of an fd nobody here waits for. Once per move. Under
+	 * the lock: weft_close renews the slot under it before close(2), so
+	 * fd is still the file reported (a number closed and reused since
+	 * would lose its new watch). */
+	if (atomic_load_explicit(&s->poller_id, memory_order_relaxed) != p->id)
 		weft__poller_unwatch(p, fd);
+	weft__lock_release(&s->lock);
 	wake_list(wake);
 }
 
@@ -535,7 +537,7 @@ int weft__fd_wait(weft__fd *s, int fd, uint32_t seq, short events, int64_t deadl
 static int poll_now(struct pollfd *fds, size_t nfds)
 {
 	int n;
-	while ((n = poll(fds, (nfds_t)nfds, 0)) < 0 && errno == EINTR)
+	while ((n = poll(fds, (nfds_t)nfds, 0)) < 0 && WEFT__ERRNO == EINTR)
 		;
 	return n < 0 ? WEFT_ESYSTEM : n;
 }

@@ -62,14 +62,14 @@ static ssize_t write_nosigpipe(int fd, const op *o)
 	sigpending(&pending);
 	bool was_pending = sigismember(&pending, SIGPIPE);
 	ssize_t n = o->kind == OP_WRITE ? write(fd, o->buf, o->len) : writev(fd, o->iov, o->iovcnt);
-	int err = errno;
+	int err = WEFT__ERRNO;
 	if (n < 0 && err == EPIPE && !was_pending) {
 		struct timespec zero = {0, 0};
-		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && WEFT__ERRNO == EINTR)
 			;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = err;
+	WEFT__ERRNO = err;
 	return n;
 }
 
@@ -200,9 +200,9 @@ static ssize_t transfer(int fd, const op *o, int64_t deadline)
 				weft__fd_clear(s, seen, bit);
 			return n;
 		}
-		if (errno == EINTR)
+		if (WEFT__ERRNO == EINTR)
 			continue;
-		if (errno == ENOTSOCK && (flags & WEFT__FD_SOCKET)) {
+		if (WEFT__ERRNO == ENOTSOCK && (flags & WEFT__FD_SOCKET)) {
 			/* Once a socket, now not: the number was closed with
 			 * close(2) and reused. Learn it again. */
 			atomic_fetch_and_explicit(&s->flags, WEFT__FD_CANCELLED,
@@ -213,7 +213,7 @@ static ssize_t transfer(int fd, const op *o, int64_t deadline)
 			stream = flags & WEFT__FD_STREAM;
 			continue;
 		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
+		if (WEFT__ERRNO != EAGAIN && WEFT__ERRNO != EWOULDBLOCK)
 			return WEFT_ESYSTEM;
 		if (fiber) {
 			weft__fd_clear(s, seen, bit); /* the next round waits */
@@ -345,7 +345,7 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t addrlen, int64_t
 	uint32_t seen = atomic_load_explicit(&s->ready, memory_order_relaxed);
 	if (connect(fd, addr, addrlen) == 0)
 		return 0;
-	if (errno != EINPROGRESS && errno != EINTR)
+	if (WEFT__ERRNO != EINPROGRESS && WEFT__ERRNO != EINTR)
 		return WEFT_ESYSTEM;
 	/* Not writable until the handshake ends: the optimistic bit goes. */
 	weft__fd_clear(s, seen, WEFT__WR);
@@ -367,7 +367,7 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t addrlen, int64_t
 			socklen_t plen = sizeof(peer);
 			if (getpeername(fd, (struct sockaddr *)&peer, &plen) == 0)
 				return 0;
-			if (errno != ENOTCONN)
+			if (WEFT__ERRNO != ENOTCONN)
 				return WEFT_ESYSTEM;
 			seen = atomic_load_explicit(&s->ready, memory_order_relaxed);
 			weft__fd_clear(s, seen, WEFT__WR);
@@ -375,7 +375,7 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t addrlen, int64_t
 				return WEFT_ETIMEDOUT;
 			continue;
 		}
-		errno = err;
+		WEFT__ERRNO = err;
 		return WEFT_ESYSTEM;
 	}
 }
