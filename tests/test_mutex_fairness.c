@@ -198,8 +198,11 @@ static void starving_spinner_served(void)
  * hammering cases above pass on this 2-CPU VM even without the rule: a
  * waiter there wins a race now and then). With it, the waiter starves
  * after its first lost race past STARVE_NS and an unlock hands it the
- * mutex: at least one hand-off, a few milliseconds, and never two inside
- * (a trylock that ignored the hand-off made two owners). */
+ * mutex: a few milliseconds, and never two inside (a trylock that ignored
+ * the hand-off made two owners). A waiter may still win a race when both
+ * holders are descheduled at once (ctest -j2 on 2 CPUs did that once), so
+ * the waiter asks EPISODES times and at least one hand-off must come
+ * (without the rule: none, ever). */
 static _Atomic int holders_inside, holders_started, most_inside;
 
 static void *trylock_holder(void *arg)
@@ -235,23 +238,29 @@ static void starved_waiter_handed_off(void)
 		wt_thread_start(&holder[i], trylock_holder, NULL);
 	while (atomic_load(&holders_started) < HOLDERS)
 		wt_sleep_ms(1);
-	wt_sleep_ms(5);
+	enum { EPISODES = 8 };
 	uint64_t before = weft__mutex_handoffs();
-	double t0 = wt_now();
-	assert_rc(0, weft_mutex_lock(&mu));
-	double waited = wt_now() - t0;
+	double longest = 0;
+	int inside = 0;
+	for (int e = 0; e < EPISODES; e++) {
+		wt_sleep_ms(5);
+		double t0 = wt_now();
+		assert_rc(0, weft_mutex_lock(&mu));
+		double waited = wt_now() - t0;
+		longest = waited > longest ? waited : longest;
+		inside += atomic_load(&holders_inside);
+		assert_rc(0, weft_mutex_unlock(&mu));
+	}
 	uint64_t handed = weft__mutex_handoffs() - before;
-	int inside = atomic_load(&holders_inside);
 	atomic_store(&victim_served, true);
-	assert_rc(0, weft_mutex_unlock(&mu));
 	for (int i = 0; i < HOLDERS; i++)
 		wt_thread_join(holder[i]);
-	print_message("[ info     ] the waiter waited %.1f ms; hand-offs %llu\n", waited * 1e3,
-	              (unsigned long long)handed);
+	print_message("[ info     ] %d waits, the longest %.1f ms; hand-offs %llu\n", EPISODES,
+	              longest * 1e3, (unsigned long long)handed);
 	assert_int_equal(inside, 0);
 	assert_int_equal(atomic_load(&most_inside), 1);
 	assert_true(handed >= 1);
-	assert_true(waited <= MAX_WAIT_S);
+	assert_true(longest <= MAX_WAIT_S);
 }
 
 /* The same hammering from eight tasks on each model with eight workers
