@@ -124,14 +124,6 @@ static weft__fworker *here(weft__fiber *f)
 	return atomic_load_explicit(&f->home, memory_order_relaxed);
 }
 
-/* errno is the thread's: a fiber that moved finds another thread's, so it
- * is carried across the switch. Out of line: __errno_location is declared
- * const, and inlined its address could be kept across the switch. */
-__attribute__((noinline)) static void set_errno(int e)
-{
-	errno = e;
-}
-
 /* A loop fiber with a stack of its own: a spare, or a new one; NULL when
  * the system refuses a stack. */
 static weft__fiber *spare_or_new(weft__fworker *w)
@@ -402,7 +394,8 @@ __attribute__((noinline)) static void restore_thread_state(weft_task *task,
 	weft__tls.nopreempt = nopreempt;
 	weft__tls.task = task;
 	weft__tls.locals = locals;
-	set_errno(saved_errno);
+	WEFT__ERRNO =
+	        saved_errno; /* carried across: a moved fiber's thread is another (internal.h) */
 }
 
 /* The running fiber f (with a task) is parked or queued: go on with the
