@@ -34,7 +34,7 @@
  *                      without a deadline, posted by one task, woken
  *                      together 40 times by a feeder, each keeping its
  *                      worker 1 ms after its read: when one worker began
- *                      with two more than another, some resume elsewhere
+ *                      with three more than another, some resume elsewhere
  *                      (I/O fibers move too); every byte comes, in order; with a
  *                      deadline (a timer on the worker) every read
  *                      resumes where it parked */
@@ -416,10 +416,12 @@ static void io_fibers_move(void)
 		print_message("[ info     ] %s: %d of %d reads resumed on another worker\n",
 		              timed ? "with a deadline" : "no deadline", atomic_load(&m->moved),
 		              READERS * FEEDS);
-		/* When one worker began with two readers more than another, it is
-		 * busy 1 ms per read while the other runs dry: some move. (Thieves
-		 * may have spread them evenly before they began: then none need
-		 * to.) */
+		/* When one worker began with three readers more than another, it
+		 * is busy 3 ms a round while the other runs dry: some move. (Thieves
+		 * may have spread them before they began: then none need to. With
+		 * two more, a 2/2/0/0 start under TSan beside three CPU hogs once
+		 * moved none in 40 rounds: the dry workers did not get a CPU in
+		 * the 1 ms windows.) */
 		int most = 0, least = READERS;
 		for (int w = 0; w < wt_workers(rt); w++) {
 			int here = 0;
@@ -432,7 +434,7 @@ static void io_fibers_move(void)
 		              most);
 		if (timed)
 			assert_int_equal(atomic_load(&m->moved), 0);
-		else if (most - least >= 2)
+		else if (most - least >= 3)
 			assert_true(atomic_load(&m->moved) > 0);
 		for (int r = 0; r < READERS; r++) {
 			weft_close(m->sv[r][0]);
