@@ -768,6 +768,7 @@ int weft__fworker_init(weft__fworker *w, weft_rt *rt, const weft__fiber_ops *ops
 	w->main.wait_fd = -1;
 	weft__timers_init(&w->timers);
 	w->progress_sleep_ns = -1;
+	w->poll_every = POLL_EVERY_PICKS;
 	w->virtual_time = rt->cfg.policy == WEFT_POLICY_RANDOM && rt->seed_given;
 	w->tracing = rt->trace != NULL;
 	int rc = weft__stack_pool_init(&w->stacks, rt->cfg.stack_size, STACK_CACHE);

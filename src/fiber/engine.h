@@ -166,6 +166,7 @@ struct weft__fworker {
 	/* Picks since the last look at the poller while busy, and when that
 	 * look was (weft__fworker_poll_busy). */
 	unsigned picks_since_poll;
+	unsigned poll_every; /* picks between busy looks (engine_sleep.c: polled) */
 	int64_t busy_polled_ns;
 	/* The worker's io_uring for file calls (io/uring.h), made on first
 	 * use; reaped between tasks and when its eventfd fires. */
@@ -284,14 +285,20 @@ static inline bool weft__fworker_fd_waiting(weft__fworker *w)
  * POLL_EVERY_PICKS picks between tasks, and at most every BUSY_POLL_NS,
  * it takes its fds' reports without waiting (Tokio's driver is polled
  * every 61 ticks alike), so an I/O fiber on a busy worker is woken within
- * about that, not when the worker next runs dry. */
+ * about that, not when the worker next runs dry. After a look that woke
+ * more fibers than that, the next waits until as many picks have gone by
+ * (poll_every): the batch runs first, while what the wake-ups touched is
+ * still in the cache, and the reports that came meanwhile wait in the
+ * kernel, not as woken fibers at the back of a long queue (1,000 echo
+ * connections on one fiber worker: 0.947x Tokio's requests per second
+ * with a look every 61 picks, 0.975x so). */
 #define POLL_EVERY_PICKS 61
 #define BUSY_POLL_NS     50000
 void weft__fworker_poll_busy(weft__fworker *w);
 
 static inline void weft__fworker_poll_if_due(weft__fworker *w)
 {
-	if (__builtin_expect(++w->picks_since_poll >= POLL_EVERY_PICKS, 0))
+	if (__builtin_expect(++w->picks_since_poll >= w->poll_every, 0))
 		weft__fworker_poll_busy(w);
 }
 

@@ -107,6 +107,13 @@ void weft__fiber_handoff_end(weft__fworker *w)
 		atomic_fetch_sub_explicit(&w->handoffs, 1, memory_order_relaxed);
 }
 
+/* After a look that woke reported fibers (engine.h: poll_every). */
+static void polled(weft__fworker *w, int reported)
+{
+	w->picks_since_poll = 0;
+	w->poll_every = reported > POLL_EVERY_PICKS ? (unsigned)reported : POLL_EVERY_PICKS;
+}
+
 void weft__fworker_poll_busy(weft__fworker *w)
 {
 	w->picks_since_poll = 0;
@@ -116,7 +123,9 @@ void weft__fworker_poll_busy(weft__fworker *w)
 	if (now - w->busy_polled_ns < BUSY_POLL_NS)
 		return;
 	w->busy_polled_ns = now;
-	if (weft__poller_wait(&w->poller, 0, fd_ready, w) > 1 && w->ops->reported)
+	int reported = weft__poller_wait(&w->poller, 0, fd_ready, w);
+	polled(w, reported);
+	if (reported > 1 && w->ops->reported)
 		w->ops->reported(w);
 }
 
@@ -205,6 +214,7 @@ bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns)
 			w->poller.woken = false;
 		} else {
 			reported = weft__poller_wait(&w->poller, t, fd_ready, w);
+			polled(w, reported);
 			reports += reported;
 		}
 		came = reported > 0 || w->poller.woken || !weft__inbox_empty(&w->inbox);

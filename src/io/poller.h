@@ -38,6 +38,7 @@ typedef struct weft__poller {
 	int timerfd;               /* epoll: -1 unless the kernel lacks epoll_pwait2 */
 	bool timer_armed;          /* timerfd holds a timeout not yet reported */
 	struct weft__pollset *set; /* poll: the table of interests; epoll: NULL */
+	void *events;              /* epoll: what one wait takes in; poll: NULL */
 } weft__poller;
 
 /* Returns 0, WEFT_EMFILE when the process or system is out of file

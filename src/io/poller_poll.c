@@ -99,6 +99,7 @@ int weft__poller_init(weft__poller *p)
 {
 	p->id = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
 	p->epfd = p->timerfd = -1;
+	p->events = NULL;
 	p->timer_armed = false;
 	p->woken = false;
 	struct weft__pollset *s = calloc(1, sizeof(*s));
