@@ -394,8 +394,8 @@ __attribute__((noinline)) static void restore_thread_state(weft_task *task,
 	weft__tls.nopreempt = nopreempt;
 	weft__tls.task = task;
 	weft__tls.locals = locals;
-	WEFT__ERRNO =
-	        saved_errno; /* carried across: a moved fiber's thread is another (internal.h) */
+	/* Carried across: a moved fiber's thread is another (internal.h). */
+	WEFT__ERRNO = saved_errno;
 }
 
 /* The running fiber f (with a task) is parked or queued: go on with the
