@@ -8,6 +8,7 @@
  * (exactly_once); sanitizer builds and the spawn model (a kernel thread per
  * task) run fewer. Every task checks that weft_worker_index() is below the
  * runtime's real worker count. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,5 +193,90 @@ static void exactly_once_bounded(void)
 	run_stress(WEFT_POLICY_PRIORITY, 16, count(200000, 2000), false);
 }
 
+/* ------------------------------------------------------------ rounds */
+
+/* Bursts posted from outside, then nothing until they ran: the last tasks
+ * of a burst must not be left where no worker looks, with nothing more to
+ * come that would make a worker look again. Parents post children more
+ * urgent than any parent (under priority they go to the shared queue at
+ * once, and the poster hands its batch's rest back before it takes again)
+ * and run unevenly, so batches are taken, handed back and stolen at every
+ * burst's end. Each round waits on a counter with a deadline, so a
+ * stranded task fails the case with a count instead of hanging it. */
+enum { ROUND_MAX = 32 };
+
+static weft_task round_tasks[2 * ROUND_MAX];
+static _Atomic int round_ran;
+static int round_parents;
+
+static void round_child(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&round_ran, 1);
+}
+
+static void round_parent(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+	/* Half post a child more urgent than any parent, which under priority
+	 * goes to the shared queue at once, where an idle worker takes it with
+	 * a batch; then all run a while, so that batch still sits when this
+	 * worker takes again. */
+	weft_task *child = &round_tasks[round_parents + (int)i];
+	WT_CHECK_RC(0, weft_task_init(child, round_child, NULL));
+	if (i % 2 == 0) {
+		WT_CHECK_RC(0, weft_task_set_priority(child, (int64_t)(i % 3)));
+		WT_CHECK_RC(0, weft_post(weft_rt_current(), child));
+	} else {
+		atomic_fetch_add(&round_ran, 1); /* no child: a stolen batch that posts nothing */
+	}
+	double end = wt_now() + 1e-6 * (double)(1 + i % 8);
+	while (wt_now() < end)
+		;
+	atomic_fetch_add(&round_ran, 1);
+}
+
+static void bursts_all_run(weft_policy policy)
+{
+	uint64_t rng = wt_seed();
+	weft_config cfg;
+	wt_config(&cfg);
+	cfg.policy = policy;
+	weft_rt *rt = wt_create(&cfg);
+	int rounds = WT_SANITIZER ? 400 : 3000;
+	for (int r = 0; r < rounds; r++) {
+		round_parents = 4 + (int)wt_rand_below(&rng, ROUND_MAX - 3);
+		atomic_store(&round_ran, 0);
+		for (int i = 0; i < round_parents; i++) {
+			weft_task *t = &round_tasks[i];
+			assert_rc(0, weft_task_init(t, round_parent, (void *)(uintptr_t)i));
+			assert_rc(0,
+			          weft_task_set_priority(t, 10 + (int64_t)wt_rand_below(&rng, 4)));
+			assert_rc(0, weft_post(rt, t));
+		}
+		int want = 2 * round_parents;
+		double give_up = wt_now() + 20.0;
+		while (atomic_load(&round_ran) < want && wt_now() < give_up)
+			sched_yield();
+		int ran = atomic_load(&round_ran);
+		if (ran < want)
+			fail_msg("round %d: %d of %d tasks ran in 20 s (the rest stranded)", r, ran,
+			         want);
+		assert_rc(0, weft_wait_all(rt)); /* the tasks' words, before reuse */
+	}
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
+static void bursts_all_run_priority(void)
+{
+	bursts_all_run(WEFT_POLICY_PRIORITY);
+}
+
+static void bursts_all_run_fifo(void)
+{
+	bursts_all_run(WEFT_POLICY_FIFO);
+}
+
 WT_CASES(WT_CASE(exactly_once), WT_CASE(exactly_once_fifo), WT_CASE(exactly_once_uneven),
-         WT_CASE(exactly_once_bounded));
+         WT_CASE(exactly_once_bounded), WT_CASE(bursts_all_run_priority),
+         WT_CASE(bursts_all_run_fifo));

@@ -461,8 +461,7 @@ __attribute__((noinline)) static bool standin_help(threads *m)
 	if (drain)
 		weft__threads_drain_inbox(m);
 	weft_task *t = weft__readyq_pop(&m->ready);
-	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
-	weft__lock_release(&m->lock);
+	weft__threads_unlock(m);
 	if (drain)
 		weft__threads_drain_end(m);
 	if (!t)
@@ -492,13 +491,17 @@ static void threads_block_begin(weft_rt *rt)
 		weft__lock_acquire(&m->lock);
 		while (n > 0)
 			weft__readyq_unpop(&m->ready, rest[--n]);
-		atomic_store(&m->ready_len, m->ready.len); /* seq_cst: see wake_if_needed */
-		weft__lock_release(&m->lock);
-		weft__threads_wake_if_needed(m);
+		weft__threads_unlock(m);
 	}
 	if (atomic_load_explicit(&w->own.bottom, memory_order_relaxed) >
 	    atomic_load_explicit(&w->own.top, memory_order_relaxed))
 		flush_own_posts(m, w, INT64_MIN);
+	/* Whatever is queued, not only what it handed back: this worker was
+	 * one that would have taken it, and an idle one sleeps until woken
+	 * (tasks its take handed back to the queue woke nobody). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (weft__threads_has_work(m))
+		weft__threads_wake_if_needed(m);
 }
 
 /* threads_help when w's own stack is empty. */

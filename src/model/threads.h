@@ -101,6 +101,17 @@ static inline bool weft__threads_has_work(threads *m)
 	       atomic_load(&m->ready_len) != 0;
 }
 
+/* Releases m->lock after a change of the ready queue, publishing its
+ * length first: every change goes through here, so that ready_len, which
+ * every lock-free look for work reads, never says less than the queue
+ * holds (a take that handed its batch's rest back and then stole left it
+ * short, and the rest sat unseen beside sleeping workers). */
+static inline void weft__threads_unlock(threads *m)
+{
+	atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_seq_cst);
+	weft__lock_release(&m->lock);
+}
+
 /* Around a take that may empty the inbox: the move is visible before the
  * inbox is taken (the fence orders the two stores on aarch64 too), and
  * ends once ready_len and the taker's batch say where the tasks went. */

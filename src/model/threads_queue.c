@@ -61,6 +61,8 @@ static bool take_batch(threads *m, worker *w)
 	weft__lock_acquire(&m->lock);
 	while (nrest > 0)
 		weft__readyq_unpop(&m->ready, rest[--nrest]);
+	if (drain)
+		weft__threads_drain_inbox(m);
 	int ngot = steal(m, w, got);
 	bool stole = ngot > 0;
 	if (stole) { /* under the lock a batch seen is a batch taken */
@@ -69,17 +71,14 @@ static bool take_batch(threads *m, worker *w)
 		weft__count(&w->attempts, 1);
 	}
 	if (ngot == 0) {
-		if (drain)
-			weft__threads_drain_inbox(m);
 		size_t n = m->ready.len / (size_t)m->nworkers;
 		n = n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
 		weft_task *t;
 		while (ngot < (int)n && (t = weft__readyq_pop(&m->ready)))
 			got[ngot++] = t;
-		atomic_store_explicit(&m->ready_len, m->ready.len, memory_order_relaxed);
 	}
 	weft__batch_fill(&w->batch, got, ngot);
-	weft__lock_release(&m->lock);
+	weft__threads_unlock(m);
 	if (drain)
 		weft__threads_drain_end(m);
 	if (stole)
