@@ -883,6 +883,48 @@ static void blocking_no_thread(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+/* A fiber making short calls one after another: each hand-off finds the
+ * pool thread still yielding after the last (no futex wake), and the
+ * worker yields until the call comes back (no sleep): well under one
+ * wake-up per call on either side, where each call cost both a sleep and
+ * a cross-CPU wake-up (7-12x a semaphore round trip here, now 0.7-0.8x:
+ * bench/blocking_pool). Not under the sanitizers, whose calls outlast the
+ * 20 us of yielding. */
+enum { SHORT_CALLS = 400 };
+
+static void short_calls_task(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < SHORT_CALLS; i++)
+		WT_CHECK_RC(0, weft_blocking(nothing, NULL));
+}
+
+static void blocking_short_calls(void)
+{
+	if (!wt_fiber_model())
+		WT_SKIP("weft_blocking runs on the caller's kernel thread here: no pool");
+	if (WT_SANITIZER)
+		WT_SKIP("sanitized calls take longer than the pool thread yields");
+	weft_rt *rt = create();
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, short_calls_task, NULL));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait_all(rt));
+	wt_check_async();
+	weft__pool_stats s;
+	weft__pool_get_stats(rt, &s);
+	weft_stats st;
+	assert_rc(0, weft_stats_get(rt, &st));
+	print_message("[ info     ] %d calls: %llu pool wake-ups, %llu worker sleeps\n",
+	              SHORT_CALLS, (unsigned long long)s.woken, (unsigned long long)st.sleeps);
+	assert_int_equal(s.jobs, SHORT_CALLS);
+	if (s.woken >= SHORT_CALLS / 2 || st.sleeps >= SHORT_CALLS / 2)
+		fail_msg("%d short calls took %llu pool wake-ups and %llu worker sleeps",
+		         SHORT_CALLS, (unsigned long long)s.woken, (unsigned long long)st.sleeps);
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 WT_CASES(WT_CASE(read_write_32), WT_CASE(read_write_128), WT_CASE(direct), WT_CASE(errors),
          WT_CASE(deadline), WT_CASE(cancel), WT_CASE(fork_rings), WT_CASE(uring_refused),
-         WT_CASE(blocking_pool), WT_CASE(blocking_env), WT_CASE(blocking_no_thread));
+         WT_CASE(blocking_pool), WT_CASE(blocking_env), WT_CASE(blocking_no_thread),
+         WT_CASE(blocking_short_calls));

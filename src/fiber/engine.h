@@ -240,6 +240,9 @@ weft__fworker *weft__fworker_self(weft_rt *rt);
  * event, an inbox push or weft__fworker_wake. The caller has announced
  * itself idle and re-checked its own queues after that. */
 void weft__fworker_sleep(weft__fworker *w);
+/* Before going idle with fibers parked on the blocking pool: yields the
+ * CPU for up to 20 us while they stay there; true when a wake-up came. */
+bool weft__fworker_await_handoff(weft__fworker *w);
 /* The same, for at most max_ns (a watch); true when something else than
  * the end of max_ns ended it (a wake-up, an fd, a timer, an inbox push). */
 bool weft__fworker_sleep_for(weft__fworker *w, int64_t max_ns);

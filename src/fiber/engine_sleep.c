@@ -7,6 +7,7 @@
  * return and a read (issue 25's bar: no more than a futex wake-up). The
  * progress duty's watching worker polls its progress functions between
  * short sleeps in the poller. */
+#include <sched.h>
 #include <stdio.h>
 
 #include <weft/progress.h>
@@ -21,6 +22,9 @@
 /* weft__fworker.sleeping: how the worker sleeps, so a waker knows how to
  * wake it. */
 enum { SLEEP_NO, SLEEP_POLLER, SLEEP_FUTEX };
+
+/* How long a worker with hand-offs in flight yields before it goes idle. */
+#define HANDOFF_YIELD_NS 20000
 
 static int64_t clock_now(const weft__fworker *w)
 {
@@ -105,6 +109,32 @@ void weft__fiber_handoff_end(weft__fworker *w)
 {
 	if (w)
 		atomic_fetch_sub_explicit(&w->handoffs, 1, memory_order_relaxed);
+}
+
+/* A worker whose fibers wait for the blocking pool (handoffs), with
+ * nothing else to run, yields its CPU for a while before it goes idle:
+ * most calls handed over are short, and their fiber's wake-up then costs
+ * the pool thread no futex wake and this worker no sleep, nor (under mn)
+ * the barrier and the looks of going idle. It yields rather than spins: a
+ * pool thread woken onto this CPU runs at once (a spin held it off, and
+ * weft_blocking cost 2x a semaphore round trip). */
+bool weft__fworker_await_handoff(weft__fworker *w)
+{
+	if (!atomic_load_explicit(&w->handoffs, memory_order_relaxed) || w->virtual_time)
+		return false;
+	int64_t start = weft__now_ns();
+	do {
+		if (atomic_load_explicit(&w->kicked, memory_order_relaxed) ||
+		    !weft__inbox_empty(&w->inbox)) {
+			/* Seen, as after a sleep: a full barrier before the
+			 * caller looks at what it was woken for. */
+			(void)atomic_exchange(&w->kicked, 0);
+			return true;
+		}
+		sched_yield();
+	} while (atomic_load_explicit(&w->handoffs, memory_order_relaxed) > 0 &&
+	         weft__now_ns() - start < HANDOFF_YIELD_NS);
+	return false;
 }
 
 /* After a look that woke reported fibers (engine.h: poll_every). */

@@ -1,20 +1,24 @@
 /* The blocking pool (pool.h).
  *
- * Hand-off: an idle thread sleeps on its own futex word. A submitter takes
- * the most recently idle thread off the idle stack, gives it the job and
- * sets its word under the pool's lock, then wakes that word after letting
- * go of the lock: one futex wake-up reaches the one thread that has work.
- * Setting the word under the lock is what makes retirement race-free: a
- * thread whose idle time ran out takes the lock and finds either its word
- * still 0 (nobody chose it: it leaves the idle stack and ends) or 1 (it was
- * chosen just now: it runs the job). A thread that finishes a job looks at
- * the queue before it goes idle, so jobs queued while every thread was busy
- * run in order without a wake-up each.
+ * Hand-off: an idle thread waits on its own futex word, yielding its CPU
+ * for YIELD_NS first and then asleep. A submitter takes the most recently
+ * idle thread off the idle stack, gives it the job and sets its word under
+ * the pool's lock, then, if the word said it sleeps, wakes it after
+ * letting go of the lock: one futex wake-up reaches the one thread that
+ * has work, and none is needed for a thread still yielding (a caller in a
+ * loop of short calls). Setting the word under the lock is what makes
+ * retirement race-free: a thread whose idle time ran out takes the lock
+ * and finds either its word not HANDED (nobody chose it: it leaves the
+ * idle stack and ends) or HANDED (it was chosen just now: it runs the
+ * job). A thread that finishes a job looks at the queue before it goes
+ * idle, so jobs queued while every thread was busy run in order without a
+ * wake-up each.
  *
  * Who touches what: everything in weft__pool and pool_thread is under
  * pool->lock, except a thread's job and word, which its submitter writes
- * under the lock and the thread reads after seeing word == 1 (acquire). */
+ * under the lock and the thread reads after seeing it HANDED (acquire). */
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -24,11 +28,19 @@
 #include "io/files.h"
 #include "io/pool.h"
 
+/* A pool thread's word. */
+enum { IDLE = 0, HANDED = 1, SLEEPING = 2 };
+
+/* How long an idle pool thread yields its CPU before it sleeps: a caller
+ * in a loop of short calls hands it the next one meanwhile, without a
+ * futex wake-up on either side. */
+#define YIELD_NS 20000
+
 typedef struct pool_thread {
 	struct pool_thread *next_idle, *next_all;
 	struct weft__pool *pool;
 	weft__job *job;        /* handed over with word = 1; NULL with word = 1: end */
-	_Atomic uint32_t word; /* futex: 0 idle, 1 handed something */
+	_Atomic uint32_t word; /* futex: IDLE, SLEEPING (on it) or HANDED */
 	bool listed;           /* on the idle stack */
 	bool retired;          /* ended for idleness: to be joined and freed */
 	pthread_t thread;
@@ -42,7 +54,7 @@ struct weft__pool {
 	int threads, peak, max;
 	int64_t idle_ns;
 	bool stopping;
-	uint64_t jobs, created, retired;
+	uint64_t jobs, created, retired, woken;
 	struct weft__pool *next; /* the registry (cancel_fd) */
 };
 
@@ -99,27 +111,38 @@ static weft__job *pop(weft__pool *p)
  * job directly. */
 static void enlist(weft__pool *p, pool_thread *t)
 {
-	atomic_store_explicit(&t->word, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->word, IDLE, memory_order_relaxed);
 	t->next_idle = p->idle;
 	p->idle = t;
 	t->listed = true;
 }
 
 /* An enlisted t, without the lock: waits until handed something or the
- * idle time runs out. The job handed, or NULL: end (retired, or handed
- * nothing by destroy). */
+ * idle time runs out, yielding first (YIELD_NS), then asleep (says so in
+ * its word, so that a hand-off to a thread still yielding costs no futex
+ * wake). The job handed, or NULL: end (retired, or handed nothing by
+ * destroy). */
 static weft__job *wait_idle(weft__pool *p, pool_thread *t)
 {
-	int64_t end = weft__sat_add(weft__now_ns(), p->idle_ns);
-	while (atomic_load_explicit(&t->word, memory_order_acquire) == 0) {
-		int64_t left = weft__ns_left(end, weft__now_ns());
-		if (left == 0)
-			break;
-		weft__futex_wait(&t->word, 0, left);
+	int64_t now = weft__now_ns(), start = now;
+	int64_t end = weft__sat_add(now, p->idle_ns);
+	while (atomic_load_explicit(&t->word, memory_order_acquire) == IDLE &&
+	       weft__now_ns() - start < YIELD_NS)
+		sched_yield();
+	uint32_t w = IDLE;
+	if (atomic_compare_exchange_strong_explicit(&t->word, &w, SLEEPING, memory_order_acquire,
+	                                            memory_order_acquire) ||
+	    w == SLEEPING) {
+		while (atomic_load_explicit(&t->word, memory_order_acquire) == SLEEPING) {
+			int64_t left = weft__ns_left(end, weft__now_ns());
+			if (left == 0)
+				break;
+			weft__futex_wait(&t->word, SLEEPING, left);
+		}
 	}
-	if (atomic_load_explicit(&t->word, memory_order_acquire) == 0) {
+	if (atomic_load_explicit(&t->word, memory_order_acquire) != HANDED) {
 		weft__lock_acquire(&p->lock);
-		if (atomic_load_explicit(&t->word, memory_order_relaxed) == 0) {
+		if (atomic_load_explicit(&t->word, memory_order_relaxed) != HANDED) {
 			/* Nobody chose it: it is still on the idle stack. */
 			for (pool_thread **q = &p->idle; *q; q = &(*q)->next_idle)
 				if (*q == t) {
@@ -244,9 +267,12 @@ int weft__pool_submit(weft_rt *rt, weft__job *j)
 		t->job = j;
 		j->state = WEFT__JOB_RUNNING;
 		p->jobs++;
-		atomic_store_explicit(&t->word, 1, memory_order_release);
+		bool asleep = atomic_exchange_explicit(&t->word, HANDED, memory_order_acq_rel) ==
+		              SLEEPING;
+		p->woken += asleep;
 		weft__lock_release(&p->lock);
-		weft__futex_wake(&t->word, 1); /* t cannot end before it ran j */
+		if (asleep)
+			weft__futex_wake(&t->word, 1); /* t cannot end before it ran j */
 		return 0;
 	}
 	j->state = WEFT__JOB_QUEUED;
@@ -371,6 +397,7 @@ void weft__pool_get_stats(weft_rt *rt, weft__pool_stats *s)
 	s->jobs = p->jobs;
 	s->created = p->created;
 	s->retired = p->retired;
+	s->woken = p->woken;
 	weft__lock_release(&p->lock);
 }
 
@@ -394,7 +421,7 @@ void weft__pool_destroy(weft_rt *rt)
 	for (pool_thread *t = idle; t; t = t->next_idle) {
 		t->listed = false;
 		t->job = NULL;
-		atomic_store_explicit(&t->word, 1, memory_order_release);
+		atomic_store_explicit(&t->word, HANDED, memory_order_release);
 	}
 	pool_thread *all = p->all;
 	p->all = NULL;

@@ -71,6 +71,7 @@ void weft__pool_destroy(weft_rt *rt);
 typedef struct weft__pool_stats {
 	int threads, peak, max;
 	uint64_t jobs, created, retired;
+	uint64_t woken; /* jobs handed to a thread asleep (a futex wake each) */
 } weft__pool_stats;
 void weft__pool_get_stats(weft_rt *rt, weft__pool_stats *s);
 

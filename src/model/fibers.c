@@ -155,7 +155,8 @@ static bool idle(weft__fworker *w)
 	weft__notify_quiescent(&m->rt->done, &sums, m);
 	if (atomic_load(&m->stopping))
 		return false; /* destroy set it after quiescence: no work can come */
-	weft__fworker_sleep(w);
+	if (!weft__fworker_await_handoff(w))
+		weft__fworker_sleep(w);
 	return true;
 }
 

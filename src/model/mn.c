@@ -424,6 +424,8 @@ static bool idle(weft__fworker *w)
 		return false; /* destroy set it after quiescence: no work can come */
 	if (!weft__fworker_can_start(w))
 		return idle_starved(m, mw);
+	if (weft__fworker_await_handoff(w))
+		return true;
 	bool fresh = false;
 	/* A lone worker whose fibers wait for fds searches nothing: nobody
 	 * posts to it but outside threads, and its sleep in the poller ends
