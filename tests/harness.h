@@ -117,10 +117,11 @@ int wt_blockers(const weft_rt *rt);
 double wt_now(void);
 void wt_sleep_ms(int ms);
 
-/* A descriptor number that is not open: the first closed one from 100
- * above the lowest free one, so that fds the runtime opens lowest-first
- * meanwhile do not take it, past any the test runner left open (CI hands
- * its own pipes and files down). */
+/* A descriptor number that is not open: the highest closed one under
+ * FD_SETSIZE, so that fds the runtime opens lowest-first meanwhile do not
+ * take it, past any the test runner left open (CI hands its own pipes and
+ * files down), and beyond the fd table of a process that opened few (where
+ * select(2) ignores it instead of saying EBADF). */
 int wt_closed_fd(void);
 
 /* The longest a test waits for something that must happen soon (a gate

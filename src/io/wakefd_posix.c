@@ -85,7 +85,7 @@ static int from_sets(struct pollfd *fds, nfds_t n, fd_set *rd, fd_set *wr, fd_se
 
 /* select with a timeout in microseconds (rounded up): -1 with EINVAL when
  * an fd is beyond FD_SETSIZE; a closed fd answers as poll would
- * (POLLNVAL). */
+ * (POLLNVAL), at once or, past the fd table, after the timeout. */
 static int select_us(struct pollfd *fds, nfds_t n, int64_t timeout_ns)
 {
 	fd_set rd, wr, ex;
@@ -113,8 +113,12 @@ static int select_us(struct pollfd *fds, nfds_t n, int64_t timeout_ns)
 	struct timeval tv = {.tv_sec = (time_t)(us / 1000000),
 	                     .tv_usec = (suseconds_t)(us % 1000000)};
 	int got = select(top + 1, &rd, &wr, &ex, &tv);
-	if (got < 0 && errno == EBADF)
-		return poll(fds, n, 0); /* which one: POLLNVAL, as poll says */
+	/* A closed fd: EBADF, or, when it lies beyond the process's fd table
+	 * (64 entries in a process that never opened more), nothing at all:
+	 * Linux's select skips fds past the table and sleeps out the timeout.
+	 * poll says which, with POLLNVAL. */
+	if ((got < 0 && errno == EBADF) || got == 0)
+		return poll(fds, n, 0);
 	if (got <= 0) {
 		for (nfds_t i = 0; i < n; i++)
 			fds[i].revents = 0;
