@@ -119,7 +119,7 @@ static int select_us(struct pollfd *fds, nfds_t n, int64_t timeout_ns)
 	 * poll says which, with POLLNVAL. */
 	if ((got < 0 && errno == EBADF) || got == 0)
 		return poll(fds, n, 0);
-	if (got <= 0) {
+	if (got < 0) {
 		for (nfds_t i = 0; i < n; i++)
 			fds[i].revents = 0;
 		return got;
