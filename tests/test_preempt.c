@@ -410,10 +410,39 @@ static weft_sem ping_sem[PING_PAIRS][2];
 static weft_chan ping_chan[PING_PAIRS];
 static long ping_slots[PING_PAIRS][4];
 
+static weft_rt *ping_rt;
+
 static void spin_a_little(void)
 {
 	for (volatile int i = 0; i < 3000; i++)
 		;
+}
+
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spins for ns of this thread's CPU time, nearly all of it in the test's
+ * own code (a tick in the clock's vDSO is not a safe point). CPU time, not
+ * wall time: on a crowded machine a wall-clock window can pass while the
+ * worker waits for a CPU, and the ticks that land then find a fiber that
+ * has not run a whole quantum (CI saw no preemption at all once). */
+static void spin_cpu(int64_t ns)
+{
+	int64_t until = thread_cpu_ns() + ns;
+	do
+		spin_a_little();
+	while (thread_cpu_ns() < until);
+}
+
+static uint64_t preemptions_so_far(void)
+{
+	weft_stats st;
+	WT_CHECK_RC(0, weft_stats_get(ping_rt, &st));
+	return st.preemptions;
 }
 
 static void pinger(void *arg)
@@ -421,11 +450,8 @@ static void pinger(void *arg)
 	int pair = (int)(intptr_t)arg / 2, side = (int)(intptr_t)arg % 2;
 	for (int i = 0; i < PING_ROUNDS; i++) {
 		spin_a_little();
-		if (i % 1024 == 0) { /* now and then longer than a quantum: preempted */
-			int64_t until = now_ns() + 400000;
-			while (now_ns() < until)
-				;
-		}
+		if (i % 1024 == 0) /* now and then longer than a quantum: preempted */
+			spin_cpu(400000);
 		if (side == 0) {
 			WT_CHECK_RC(0, weft_sem_post(&ping_sem[pair][1]));
 			WT_CHECK_RC(0, weft_sem_wait(&ping_sem[pair][0]));
@@ -439,12 +465,20 @@ static void pinger(void *arg)
 			WT_CHECK(v == i);
 		}
 	}
+	/* The rounds are the test; the assertion that a tick preempted one is
+	 * its proof that they ran under preemption, which a crowded machine can
+	 * starve of whole quanta: spin on until one is on record (a few ms
+	 * unless something is broken, then the bound and the assertion). */
+	for (int64_t patience = now_ns() + 10 * 1000000000LL;
+	     preemptions_so_far() == 0 && now_ns() < patience;)
+		spin_cpu(200000);
 }
 
 static void waits_under_preemption(void)
 {
 	SKIP_UNDER_TSAN();
 	weft_rt *rt = fibers_rt(WEFT_POLICY_FIFO, WEFT_PREEMPT_TIMER, 100);
+	ping_rt = rt;
 	weft_task t[2 * PING_PAIRS];
 	for (int p = 0; p < PING_PAIRS; p++) {
 		assert_rc(0, weft_sem_init(&ping_sem[p][0], 0));
