@@ -33,6 +33,9 @@
 # (taskset -c 0,1), sharing CPU 1 with the load: this machine has 2. (0
 # and 1 stand for the first two CPUs run.sh may use; with one, all on it.)
 #   echo_epoll            echo_epoll: one thread, edge-triggered epoll   pinned
+#   echo_uring            echo_uring: one thread, one io_uring (receives and
+#                         sends in the ring), when built                 pinned
+#   echo_uring send(2)    the same, the echo sent with send(2) at once   pinned
 #   weft_waitfd fibers    echo_weft_waitfd, WEFT_MODEL=fibers            pinned
 #   weft_waitfd mn w1     echo_weft_waitfd, WEFT_MODEL=mn WEFT_WORKERS=1 pinned
 #   weft_waitfd mn w2     echo_weft_waitfd, WEFT_MODEL=mn WEFT_WORKERS=2 CPUs 0,1
@@ -151,6 +154,10 @@ fi
 
 # ---- The servers: label|cpus|environment|program and arguments (before --port)
 servers=("echo_epoll|$scpu||$dir/echo_epoll")
+if [[ -x $dir/echo_uring ]]; then
+	servers+=("echo_uring|$scpu||$dir/echo_uring --recv single --send ring"
+		"echo_uring send(2)|$scpu||$dir/echo_uring --recv single --send syscall")
+fi
 for m in "fibers|$scpu|WEFT_MODEL=fibers WEFT_WORKERS=1" "mn w1|$scpu|WEFT_MODEL=mn WEFT_WORKERS=1" \
 	"mn w2|$both|WEFT_MODEL=mn WEFT_WORKERS=2"; do
 	IFS='|' read -r ml mc me <<<"$m"
