@@ -312,8 +312,14 @@ static bool claim(weft__iogroup *g)
  * in by the caller, seq in result): cached says the cached bits may end
  * the wait (the I/O calls); level waits (weft_wait_fd) ask the kernel.
  * Returns how many records have revents, 0 when the caller is to try
- * again, or a WEFT_E* code. */
-static int fiber_wait(weft__iowait *recs, size_t n, bool cached, int64_t deadline)
+ * again, or a WEFT_E* code. Inlined into its two callers: a parked
+ * fiber's frames lie on stack lines that are cold when it resumes (its
+ * connection's turn comes a round of connections later), and one frame
+ * less on this path is fewer of them (cachegrind, 500 echo connections,
+ * with engine.c's switch_away inlined alike: 24 first-level misses and
+ * 1,254 instructions an echo before, 20 and 1,158 after). */
+static inline __attribute__((always_inline)) int fiber_wait(weft__iowait *recs, size_t n,
+                                                            bool cached, int64_t deadline)
 {
 	weft__iogroup g;
 	atomic_init(&g.fired, 0);
