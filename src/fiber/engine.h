@@ -37,6 +37,7 @@
 #ifndef WEFT_SRC_FIBER_ENGINE_H
 #define WEFT_SRC_FIBER_ENGINE_H
 
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@
 #include "fiber/context.h"
 #include "fiber/preempt.h"
 #include "fiber/stack.h"
+#include "io/iowait.h"
 #include "io/poller.h"
 #include "io/timers.h"
 
@@ -72,28 +74,39 @@ typedef enum weft__wait_reason {
 typedef struct weft__fworker weft__fworker;
 
 typedef struct weft__fiber {
+	/* The line the switch reads (sp, flags) */
 	weft__context ctx;
-	weft__stack *stack; /* NULL for the worker's own thread stack */
+	/* One line: what a wake-up and a resume touch besides (the record
+	 * and the switch's line): a fiber parked among thousands is a few
+	 * cold lines, not a dozen (io/iowait.h). */
 	/* The worker it runs on or last ran on: written by the worker that
 	 * enters it, read by wakers once it parked. */
-	_Atomic(weft__fworker *) home;
+	alignas(64) _Atomic(weft__fworker *) home;
+	weft_task *task; /* the task on it, NULL while it runs the worker loop */
+	/* The running task's thread state across a switch (switch_away):
+	 * kept here, not in registers the fiber's stack would hold. */
+	weft_task *saved_task;
+	struct weft__locals *saved_locals;
+	_Atomic int state;
 	_Atomic int on_cpu; /* entered, and the switch away from it not done */
+	weft__stack *stack; /* NULL for the worker's own thread stack */
+	int saved_nopreempt, saved_mutexes_held, saved_errno;
 	/* Written by the thread running the fiber or its worker, read by
 	 * thieves (weft__fiber_movable): relaxed atomics, a stale read only
 	 * delays a move. */
 	_Atomic bool pinned; /* a timer or fd interest at home: may not move */
-	/* Waits that must end on the thread they began on hold a pin for
-	 * their length: an I/O wait with a deadline (its timer is the
-	 * worker's), a file call on the worker's io_uring. */
-	_Atomic int pins;
-	weft_task *task;  /* the task on it, NULL while it runs the worker loop */
-	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
-	_Atomic int state;
 	/* Queued while a second wake-up may still come (a tick queued it, or a
 	 * timed park whose timer and waker both fire): it may be READY_WOKEN. */
 	bool rewakable;
 	bool joining; /* parked in a join: resumed before new work */
 	bool traced;  /* its task's first run segment is in the trace */
+	/* Its fd waits' group and one-fd record (io/iowait.h), a line. */
+	alignas(64) weft__fiber_io io;
+	weft_task *first; /* a new loop fiber: the task to start first, or NULL */
+	/* Waits that must end on the thread they began on hold a pin for
+	 * their length: an I/O wait with a deadline (its timer is the
+	 * worker's), a file call on the worker's io_uring. */
+	_Atomic int pins;
 	weft__timer timer;
 	int wait_fd;             /* fd of a wait_fd in progress, or -1 */
 	_Atomic int wait_result; /* written by the waker or the timer side, read by the fiber */

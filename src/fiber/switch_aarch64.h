@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fiber/context.h"
+
 typedef struct weft__switch_frame {
 	uint64_t x[10]; /* x19 ... x28 */
 	uint64_t x29, x30;
@@ -77,6 +79,28 @@ static inline void *weft__switch_frame_init(void *base, size_t size, void *a, vo
 	        .fpcr = fpcr,
 	};
 	return f;
+}
+
+/* switch_aarch64.S: saves a frame on the running stack and its stack
+ * pointer in *save_sp, then resumes the frame at new_sp. */
+void *weft__context_switch_asm(void **save_sp, void *new_sp, void *transfer);
+void *weft__context_jump_asm(void **save_sp, void *new_sp, void *transfer);
+
+static inline void *weft__arch_switch(weft__context *from, weft__context *to, void *transfer)
+{
+	return weft__context_switch_asm(&from->sp, to->sp, transfer);
+}
+
+/* from NULL: the running context has finished; its stack pointer is
+ * stored where nothing reads it (to's, which the switch has read). */
+static inline void *weft__arch_jump(weft__context *from, weft__context *to, void *transfer)
+{
+	return weft__context_jump_asm(from ? &from->sp : &to->sp, to->sp, transfer);
+}
+
+static inline void weft__arch_make(weft__context *ctx, void *base, size_t size, void *a, void *b)
+{
+	ctx->sp = weft__switch_frame_init(base, size, a, b);
 }
 #endif /* !__ASSEMBLER__ */
 

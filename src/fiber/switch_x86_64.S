@@ -1,15 +1,16 @@
 /* Context switch for x86-64 System V (Linux, the BSDs): see
- * switch_x86_64.h for the frame and for what is and is not saved. Does not
- * save the signal mask, does not make system calls, does not touch fs/gs.
+ * switch_x86_64.h for the save area and for what is and is not saved. Does
+ * not save the signal mask, does not make system calls, does not touch
+ * fs/gs.
  *
- * void *weft__context_switch_asm(void **save_sp, void *new_sp, void *transfer)
+ * void *weft__context_switch_asm(weft__context *from, weft__context *to,
+ *                                void *transfer)
  *
- *   Builds a switch frame below the return address on the current stack,
- *   stores the stack pointer in *save_sp, loads new_sp (a frame made by this
- *   function or by weft__switch_frame_init), restores from that frame and
- *   continues at the frame's return address. The resumed side sees
- *   `transfer` as the return value of its own call (or, for a new context,
- *   in rax on entry to the trampoline).
+ *   Saves the running context's registers and its stack pointer (at the
+ *   return address its caller pushed) in from, loads to's and continues
+ *   at the return address on to's stack. The resumed side sees `transfer`
+ *   as the return value of its own call (or, for a new context, in rax on
+ *   entry to the trampoline).
  *
  * It leaves with ret, which the return stack buffer predicts with the
  * address our own call pushed: right whenever the resumed context was
@@ -26,61 +27,60 @@
  *
  * weft__context_jump_asm is the same switch leaving with an indirect jmp,
  * for the switches where no return prediction can be right: into a new
- * context (its frame returns into the trampoline) and out of a finished one
- * (whose call never returns). The jmp's target is predicted there (fiber
- * create+run+join: about 40 ns with it, 55 to 75 ns with ret). */
+ * context (its return address is the trampoline) and out of a finished one
+ * (from NULL: nothing saved; its call never returns). The jmp's target is
+ * predicted there (fiber create+run+join: about 40 ns with it, 55 to 75 ns
+ * with ret).
+ *
+ * Where the registers go: into from, not onto the stack. A fiber parked
+ * among thousands of others (a server's connections) resumes on stack
+ * lines that went cold while the others ran, and each costs a miss to
+ * the last level or beyond; the context's line is read to resume anyway
+ * (the scheduler checks its flags). Cachegrind, echo server, 1,000
+ * connections on one worker, last level set to 1 MiB (what a core has
+ * of L2), per echo: the frame on the stack was two such misses, the save
+ * area in the context none of its own. */
 #include "fiber/switch_x86_64.h"
 
 	.text
 
-/* The body both switches share: saves the running context's frame (callee-
- * saved registers and the control words, below the return address the
- * caller pushed) and its stack pointer in *rdi, moves to the stack at rsi
- * and restores that frame, leaving rsp at its return address.
- *
- * The control words, measured on the 2-vCPU EPYC (Zen 4): stmxcsr is the
- * dearest instruction of the switch (4.2 ns each back to back, against
- * 0.55 for ldmxcsr, fnstcw or fldcw), and a load of what it has just
- * stored waits for it, about 1.2 ns more per switch. So MXCSR is saved and
- * reloaded unconditionally and never read back, as Boost.Context does. The
- * x87 control word reads back at once, and skipping its fldcw when the
- * resumed context's word equals the running one's saves 0.4 ns per switch;
- * fnstcw goes first so that its store is done when the comparison reads
- * it. The switch before this one compared both words and skipped both
- * loads when they were equal: 6.6 ns per raw switch against 5.2 now
- * (Boost.Context 5.5 in the same runs). Either way each context resumes
- * with the MXCSR (control and status bits) and the x87 control word it
- * was suspended with: a load skipped would have changed nothing. */
-.macro SWITCH_FRAMES
-	subq	$WEFT__FRAME_RET, %rsp
-	.cfi_adjust_cfa_offset WEFT__FRAME_RET
-	fnstcw	WEFT__FRAME_X87CW(%rsp)
-	stmxcsr	WEFT__FRAME_MXCSR(%rsp)
-	movq	%r15, WEFT__FRAME_R15(%rsp)
-	movq	%r14, WEFT__FRAME_R14(%rsp)
-	movq	%r13, WEFT__FRAME_R13(%rsp)
-	movq	%r12, WEFT__FRAME_R12(%rsp)
-	movq	%rbx, WEFT__FRAME_RBX(%rsp)
-	movq	%rbp, WEFT__FRAME_RBP(%rsp)
+/* The body both switches share. The control words, measured on the 2-vCPU
+ * EPYC (Zen 4): stmxcsr is the dearest instruction of the switch (4.2 ns
+ * each back to back, against 0.55 for ldmxcsr, fnstcw or fldcw), and a
+ * load of what it has just stored waits for it, about 1.2 ns more per
+ * switch. So MXCSR is saved and reloaded unconditionally and never read
+ * back, as Boost.Context does. The x87 control word reads back at once,
+ * and skipping its fldcw when the resumed context's word equals the
+ * running one's saves 0.4 ns per switch; fnstcw goes first so that its
+ * store is done when the comparison reads it. Either way each context
+ * resumes with the MXCSR (control and status bits) and the x87 control
+ * word it was suspended with: a load skipped would have changed nothing. */
+.macro SAVE_REGS
+	fnstcw	WEFT__CTX_X87CW(%rdi)
+	stmxcsr	WEFT__CTX_MXCSR(%rdi)
+	movq	%rbx, WEFT__CTX_RBX(%rdi)
+	movq	%rbp, WEFT__CTX_RBP(%rdi)
+	movq	%r12, WEFT__CTX_R12(%rdi)
+	movq	%r13, WEFT__CTX_R13(%rdi)
+	movq	%r14, WEFT__CTX_R14(%rdi)
+	movq	%r15, WEFT__CTX_R15(%rdi)
+	movq	%rsp, WEFT__CTX_SP(%rdi)
+.endm
 
-	movq	%rsp, (%rdi)
-	movq	%rsp, %rax		/* the frame just saved */
-	movq	%rsi, %rsp
-
-	ldmxcsr	WEFT__FRAME_MXCSR(%rsp)
-	movzwl	WEFT__FRAME_X87CW(%rsp), %ecx
-	cmpw	WEFT__FRAME_X87CW(%rax), %cx
+/* Loads to (rsi); rcx holds the running x87 control word. */
+.macro LOAD_REGS
+	ldmxcsr	WEFT__CTX_MXCSR(%rsi)
+	cmpw	WEFT__CTX_X87CW(%rsi), %cx
 	je	1f
-	fldcw	WEFT__FRAME_X87CW(%rsp)
+	fldcw	WEFT__CTX_X87CW(%rsi)
 1:
-	movq	WEFT__FRAME_R15(%rsp), %r15
-	movq	WEFT__FRAME_R14(%rsp), %r14
-	movq	WEFT__FRAME_R13(%rsp), %r13
-	movq	WEFT__FRAME_R12(%rsp), %r12
-	movq	WEFT__FRAME_RBX(%rsp), %rbx
-	movq	WEFT__FRAME_RBP(%rsp), %rbp
-	addq	$WEFT__FRAME_RET, %rsp
-	.cfi_adjust_cfa_offset -WEFT__FRAME_RET
+	movq	WEFT__CTX_RBX(%rsi), %rbx
+	movq	WEFT__CTX_RBP(%rsi), %rbp
+	movq	WEFT__CTX_R12(%rsi), %r12
+	movq	WEFT__CTX_R13(%rsi), %r13
+	movq	WEFT__CTX_R14(%rsi), %r14
+	movq	WEFT__CTX_R15(%rsi), %r15
+	movq	WEFT__CTX_SP(%rsi), %rsp
 	movq	%rdx, %rax
 .endm
 
@@ -90,7 +90,9 @@
 	.p2align 4
 weft__context_switch_asm:
 	.cfi_startproc
-	SWITCH_FRAMES
+	SAVE_REGS
+	movzwl	WEFT__CTX_X87CW(%rdi), %ecx
+	LOAD_REGS
 	ret
 	.cfi_endproc
 	.size	weft__context_switch_asm, .-weft__context_switch_asm
@@ -101,17 +103,29 @@ weft__context_switch_asm:
 	.p2align 4
 weft__context_jump_asm:
 	.cfi_startproc
-	SWITCH_FRAMES
-	popq	%rcx
+	testq	%rdi, %rdi
+	jz	2f
+	SAVE_REGS
+	movzwl	WEFT__CTX_X87CW(%rdi), %ecx
+	jmp	3f
+2:	/* finished: nothing to save; the running word, for the comparison */
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	fnstcw	(%rsp)
+	movzwl	(%rsp), %ecx
+	addq	$8, %rsp
 	.cfi_adjust_cfa_offset -8
+3:
+	LOAD_REGS
+	popq	%rcx
 	jmp	*%rcx
 	.cfi_endproc
 	.size	weft__context_jump_asm, .-weft__context_jump_asm
 
-/* Where a new context begins: the frame's return address, reached by the
- * switch's jmp with the frame popped. rsp is 16-byte aligned here
- * (weft__switch_frame_init), rax holds the transfer value (the context that
- * switched here), r12 and r13 what weft__context_make put in the frame.
+/* Where a new context begins: the return address weft__arch_make left at
+ * the top of its stack, reached by the jump's jmp with it popped. rsp is
+ * 16-byte aligned here, rax holds the transfer value (the context that
+ * switched here), r12 and r13 what weft__arch_make put in the context.
  * weft__context_start never returns. */
 	.globl	weft__context_start_asm
 	.hidden	weft__context_start_asm

@@ -1,13 +1,20 @@
-/* The switch frame of the x86-64 System V backend (switch_x86_64.S): what
- * weft__context_switch_asm leaves at the saved stack pointer of a suspended
- * context, and what weft__context_make builds for one that has not started.
- * The offsets are used by the assembly and checked here against the C
- * struct, so the two cannot drift apart.
+/* The register save area of the x86-64 System V backend (switch_x86_64.S):
+ * where weft__context_switch_asm keeps a suspended context. The offsets
+ * are used by the assembly and checked here against weft__context, so the
+ * two cannot drift apart.
  *
- *   sp + 0   MXCSR (control and status bits)      4 bytes
- *   sp + 4   x87 control word                     2 bytes (+ 2 padding)
- *   sp + 8   r15, r14, r13, r12, rbx, rbp         6 x 8 bytes
- *   sp + 56  return address (where the switch resumes, by ret or jmp)
+ *   ctx + 0    the stack pointer, at the return address (where the switch
+ *              resumes, by ret or jmp)
+ *   ctx + 8    rbx, rbp, r12, r13, r14, r15           6 x 8 bytes
+ *   ctx + 56   MXCSR (control and status bits)        4 bytes
+ *   ctx + 60   x87 control word                       2 bytes
+ *
+ * All in the context's first line, which the scheduler reads to resume
+ * anyway (sp, flags): the suspended stack holds nothing but the return
+ * address, on the line of its caller's frame. A frame on the stack (the
+ * switch before this one) was one or two lines more to miss on every
+ * resume of a fiber parked among thousands: cachegrind, 1,000 echo
+ * connections on one worker, a 1 MiB last level: see switch_x86_64.S.
  *
  * Saved: the callee-saved registers of the ABI, the stack pointer, the
  * MXCSR and the x87 control word. Not saved: caller-saved registers (the
@@ -20,66 +27,70 @@
 #ifndef WEFT_SRC_FIBER_SWITCH_X86_64_H
 #define WEFT_SRC_FIBER_SWITCH_X86_64_H
 
-#define WEFT__FRAME_MXCSR 0
-#define WEFT__FRAME_X87CW 4
-#define WEFT__FRAME_R15   8
-#define WEFT__FRAME_R14   16
-#define WEFT__FRAME_R13   24
-#define WEFT__FRAME_R12   32
-#define WEFT__FRAME_RBX   40
-#define WEFT__FRAME_RBP   48
-#define WEFT__FRAME_RET   56
-#define WEFT__FRAME_SIZE  64
+#define WEFT__CTX_SP    0
+#define WEFT__CTX_RBX   8
+#define WEFT__CTX_RBP   16
+#define WEFT__CTX_R12   24
+#define WEFT__CTX_R13   32
+#define WEFT__CTX_R14   40
+#define WEFT__CTX_R15   48
+#define WEFT__CTX_MXCSR 56
+#define WEFT__CTX_X87CW 60
 
 #ifndef __ASSEMBLER__
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct weft__switch_frame {
-	uint32_t mxcsr;
-	uint16_t x87cw;
-	uint16_t pad;
-	uint64_t r15, r14, r13, r12, rbx, rbp;
-	uint64_t ret; /* the address the switch returns to */
-} weft__switch_frame;
+#include "fiber/context.h"
 
-_Static_assert(offsetof(weft__switch_frame, mxcsr) == WEFT__FRAME_MXCSR, "frame: mxcsr");
-_Static_assert(offsetof(weft__switch_frame, x87cw) == WEFT__FRAME_X87CW, "frame: x87cw");
-_Static_assert(offsetof(weft__switch_frame, r15) == WEFT__FRAME_R15, "frame: r15");
-_Static_assert(offsetof(weft__switch_frame, r14) == WEFT__FRAME_R14, "frame: r14");
-_Static_assert(offsetof(weft__switch_frame, r13) == WEFT__FRAME_R13, "frame: r13");
-_Static_assert(offsetof(weft__switch_frame, r12) == WEFT__FRAME_R12, "frame: r12");
-_Static_assert(offsetof(weft__switch_frame, rbx) == WEFT__FRAME_RBX, "frame: rbx");
-_Static_assert(offsetof(weft__switch_frame, rbp) == WEFT__FRAME_RBP, "frame: rbp");
-_Static_assert(offsetof(weft__switch_frame, ret) == WEFT__FRAME_RET, "frame: ret");
-_Static_assert(sizeof(weft__switch_frame) == WEFT__FRAME_SIZE, "frame: size");
+_Static_assert(offsetof(weft__context, sp) == WEFT__CTX_SP, "ctx: sp");
+_Static_assert(offsetof(weft__context, regs[0]) == WEFT__CTX_RBX, "ctx: rbx");
+_Static_assert(offsetof(weft__context, regs[1]) == WEFT__CTX_RBP, "ctx: rbp");
+_Static_assert(offsetof(weft__context, regs[2]) == WEFT__CTX_R12, "ctx: r12");
+_Static_assert(offsetof(weft__context, regs[3]) == WEFT__CTX_R13, "ctx: r13");
+_Static_assert(offsetof(weft__context, regs[4]) == WEFT__CTX_R14, "ctx: r14");
+_Static_assert(offsetof(weft__context, regs[5]) == WEFT__CTX_R15, "ctx: r15");
+_Static_assert(offsetof(weft__context, mxcsr) == WEFT__CTX_MXCSR, "ctx: mxcsr");
+_Static_assert(offsetof(weft__context, x87cw) == WEFT__CTX_X87CW, "ctx: x87cw");
 
-/* The first switch into a new context continues in this trampoline (in
- * switch_x86_64.S), with the stack pointer 16-byte aligned: it calls
- * weft__context_start(prev, r12, r13), so that function starts with the
- * alignment the ABI gives any function (rsp + 8 a multiple of 16). */
+/* switch_x86_64.S. from == NULL in the jump: the running context has
+ * finished, nothing is saved. */
+void *weft__context_switch_asm(weft__context *from, weft__context *to, void *transfer);
+void *weft__context_jump_asm(weft__context *from, weft__context *to, void *transfer);
 void weft__context_start_asm(void);
 
-/* weft__switch_frame_init builds the frame of a context that has not run
- * yet at the top of [base, base + size) and returns its stack pointer. The
- * new context starts with the creator's floating-point control state (as a
- * new thread does), without its exception flags. */
-static inline void *weft__switch_frame_init(void *base, size_t size, void *a, void *b)
+static inline void *weft__arch_switch(weft__context *from, weft__context *to, void *transfer)
+{
+	return weft__context_switch_asm(from, to, transfer);
+}
+
+static inline void *weft__arch_jump(weft__context *from, weft__context *to, void *transfer)
+{
+	return weft__context_jump_asm(from, to, transfer);
+}
+
+/* Prepares ctx to start at weft__context_start_asm with a and b in r12 and
+ * r13, on the stack at the top of [base, base + size). A new context
+ * starts with the creator's MXCSR and x87 control word (rounding mode,
+ * exception masks), as a new thread does. */
+static inline void weft__arch_make(weft__context *ctx, void *base, size_t size, void *a, void *b)
 {
 	uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
-	/* ret sits at top - 8: once the switch pops it, rsp == top (aligned). */
-	weft__switch_frame *f = (weft__switch_frame *)(top - WEFT__FRAME_SIZE);
+	/* the return address sits at top - 8: once the jump pops it, rsp ==
+	 * top, aligned as at a function's entry plus its call */
+	void **ret = (void **)(top - 8);
+	*ret = (void *)(uintptr_t)weft__context_start_asm;
 	uint16_t cw;
 	__asm__ volatile("fnstcw %0" : "=m"(cw));
-	*f = (weft__switch_frame){
-	        .mxcsr = __builtin_ia32_stmxcsr() & ~0x3fu, /* drop the exception flags */
-	        .x87cw = cw,
-	        .r12 = (uintptr_t)a,
-	        .r13 = (uintptr_t)b,
-	        .rbp = 0, /* ends frame-pointer walks */
-	        .ret = (uintptr_t)weft__context_start_asm,
-	};
-	return f;
+	ctx->sp = ret;
+	ctx->regs[0] = 0;            /* rbx */
+	ctx->regs[1] = 0;            /* rbp: ends frame-pointer walks */
+	ctx->regs[2] = (uintptr_t)a; /* r12 */
+	ctx->regs[3] = (uintptr_t)b; /* r13 */
+	ctx->regs[4] = 0;
+	ctx->regs[5] = 0;
+	ctx->mxcsr = __builtin_ia32_stmxcsr() & ~0x3fu; /* drop the exception flags */
+	ctx->x87cw = cw;
 }
 #endif /* !__ASSEMBLER__ */
 

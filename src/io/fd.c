@@ -128,7 +128,7 @@ static void wake_list(weft__iowait *r)
 {
 	while (r) {
 		weft__iowait *next = r->next;
-		weft__waiter_unpark(&r->group->waiter); /* r may end now */
+		weft__fiber_unpark(r->group->fiber); /* r may end now */
 		r = next;
 	}
 }
@@ -244,12 +244,6 @@ void weft__io_ready(weft__poller *p, int fd, uint32_t seq, short revents)
 
 /* ------------------------------------------------------------ waiting */
 
-/* The poller of the worker whose fiber calls. */
-static weft__poller *my_poller(void)
-{
-	return &weft__fiber_current()->home->poller;
-}
-
 /* Makes p watch s (lock held) for a wait for events. level: have the
  * kernel report fd again if it is ready now (a weft_wait_fd, which cannot
  * trust the cached bits). 0, or WEFT__FD_NOPOLL when epoll refuses fd (it
@@ -321,15 +315,16 @@ static bool claim(weft__iogroup *g)
 static inline __attribute__((always_inline)) int fiber_wait(weft__iowait *recs, size_t n,
                                                             bool cached, int64_t deadline)
 {
-	weft__iogroup g;
-	atomic_init(&g.fired, 0);
-	weft__waiter_init(&g.waiter, NULL);
-	g.efd = -1;
-	weft__poller *p = my_poller();
+	weft__fiber *f = weft__fiber_current();
+	weft__iogroup *g = &f->io.group;
+	atomic_store_explicit(&g->fired, 0, memory_order_relaxed);
+	g->efd = -1;
+	g->fiber = f;
+	weft__poller *p = &f->home->poller;
 	int rc = 0, now_ready = 0;
 	for (size_t i = 0; i < n; i++) {
 		recs[i].result = 0;
-		recs[i].group = &g;
+		recs[i].group = g;
 		recs[i].revents = 0;
 		recs[i].queued = false;
 	}
@@ -377,27 +372,25 @@ static inline __attribute__((always_inline)) int fiber_wait(weft__iowait *recs, 
 			 * as after any weft wait: errno's value comes along, its
 			 * address is the new thread's (docs/fibers.md). A deadline's
 			 * timer is this worker's: that pins it for the wait. */
-			weft__fiber *f = weft__fiber_current();
 			weft__fworker *w = f->home;
 			bool timed = deadline != INT64_MAX;
 			if (timed)
 				weft__fiber_pins_add(f, 1);
 			weft__fworker_fd_waits_add(w, 1);
 			if (!timed)
-				weft__waiter_park_for(&g.waiter, WEFT__WAIT_FD);
+				weft__fiber_park(f, WEFT__WAIT_FD);
 			else
-				timed_out = !weft__waiter_park_until(&g.waiter, WEFT__WAIT_FD,
-				                                     deadline);
+				timed_out = !weft__fiber_park_until(f, WEFT__WAIT_FD, deadline);
 			weft__fworker_fd_waits_add(w, -1);
 			if (timed)
 				weft__fiber_pins_add(f, -1);
 		}
 	}
 	if (rc != 0 || now_ready > 0 || timed_out) {
-		claimed = claim(&g);
+		claimed = claim(g);
 		if (!claimed) {
 			/* A report or cancel claimed the wake-up first: receive it. */
-			weft__waiter_park_for(&g.waiter, WEFT__WAIT_FD);
+			weft__fiber_park(f, WEFT__WAIT_FD);
 			timed_out = false;
 		}
 	}
@@ -461,7 +454,7 @@ enum { THREAD_STACK_FDS = 16 };
 /* The kernel thread side: ppoll on the fds and the thread's wake-up fd. */
 static int thread_wait(weft__iowait *recs, struct pollfd *pfd, size_t n, int64_t deadline)
 {
-	weft__iogroup g;
+	weft__iogroup g = {.fiber = NULL};
 	atomic_init(&g.fired, 0);
 	const weft__wakefd *wake = thread_wakefd();
 	if (!wake)
@@ -522,18 +515,88 @@ static int thread_wait(weft__iowait *recs, struct pollfd *pfd, size_t n, int64_t
 	return ready;
 }
 
-int weft__fd_wait(weft__fd *s, int fd, uint32_t seq, short events, int64_t deadline)
+/* Out of line: its record and poll set would widen weft__fd_wait's frame,
+ * which a parked fiber's stack holds (fiber_wait says why that costs). */
+__attribute__((noinline)) static int thread_wait_one(weft__fd *s, int fd, uint32_t seq,
+                                                     short events, int64_t deadline)
 {
 	weft__iowait r = {.slot = s, .events = events, .seq = seq, .fd = fd};
-	int rc;
-	if (weft__tls.fiber) {
-		rc = fiber_wait(&r, 1, true, deadline);
-	} else {
-		if (deadline <= weft__now_ns())
-			return WEFT_ETIMEDOUT; /* the call just said EAGAIN */
-		struct pollfd pfd[2] = {{.fd = fd, .events = events}};
-		rc = thread_wait(&r, pfd, 1, deadline);
-	}
+	if (deadline <= weft__now_ns())
+		return WEFT_ETIMEDOUT; /* the call just said EAGAIN */
+	struct pollfd pfd[2] = {{.fd = fd, .events = events}};
+	return thread_wait(&r, pfd, 1, deadline);
+}
+
+/* A fiber's wait on one fd, in the record in its fiber. Specialised by
+ * deadline (the calls' common case has none): the fewer values live
+ * across the park, the fewer registers its frame saves. */
+static inline __attribute__((always_inline)) int
+fiber_wait_one(weft__fiber *f, weft__fd *s, int fd, uint32_t seq, short events, int64_t deadline)
+{
+	weft__iowait *r = &f->io.rec;
+	r->slot = s;
+	r->events = events;
+	r->seq = seq;
+	r->fd = fd;
+	int rc = fiber_wait(r, 1, true, deadline);
+	return rc < 0 ? rc : 0;
+}
+
+/* The same without a deadline, by hand, in two parts: arm_one queues the
+ * record (or says why not), and fiber_wait_untimed parks with only f and
+ * its worker live across the park, so its frame, which the parked fiber's
+ * stack holds, is three words. A report or a cancel that wakes it has
+ * taken the record off the list. */
+__attribute__((noinline)) static int arm_one(weft__fiber *f, weft__fd *s, int fd, uint32_t seq,
+                                             short events)
+{
+	weft__iogroup *g = &f->io.group;
+	weft__iowait *r = &f->io.rec;
+	atomic_store_explicit(&g->fired, 0, memory_order_relaxed);
+	g->efd = -1;
+	g->fiber = f;
+	*r = (weft__iowait){.slot = s, .group = g, .fd = fd, .seq = seq, .events = events};
+	int rc = 0;
+	weft__lock_acquire(&s->lock);
+	uint32_t fl = atomic_load_explicit(&s->flags, memory_order_relaxed);
+	uint32_t rd = atomic_load_explicit(&s->ready, memory_order_relaxed);
+	if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq || (fl & WEFT__FD_CANCELLED))
+		rc = WEFT_ECANCELED; /* cancelled, or closed by weft_close */
+	else if ((fl & WEFT__FD_NOPOLL) || (rd & weft__fd_mask(events)))
+		rc = 1; /* try the call */
+	else if ((rc = watch(s, fd, &f->home->poller, false, events)) == 0)
+		push_rec(s, r);
+	weft__lock_release(&s->lock);
+	return rc; /* WEFT__FD_NOPOLL (> 0) too: try the call */
+}
+
+__attribute__((noinline)) static int fiber_wait_untimed(weft__fiber *f, weft__fd *s, int fd,
+                                                        uint32_t seq, short events)
+{
+	int rc = arm_one(f, s, fd, seq, events);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	weft__fworker *w = f->home;
+	weft__fworker_fd_waits_add(w, 1); /* fiber_wait says why */
+	weft__fiber_park(f, WEFT__WAIT_FD);
+	weft__fworker_fd_waits_add(w, -1);
+	return f->io.rec.result == WEFT_ECANCELED ? WEFT_ECANCELED : 0;
+}
+
+__attribute__((noinline)) static int fiber_wait_timed(weft__fiber *f, weft__fd *s, int fd,
+                                                      uint32_t seq, short events, int64_t deadline)
+{
+	return fiber_wait_one(f, s, fd, seq, events, deadline);
+}
+
+int weft__fd_wait(weft__fd *s, int fd, uint32_t seq, short events, int64_t deadline)
+{
+	weft__fiber *f = weft__fiber_current();
+	if (f && deadline == INT64_MAX)
+		return fiber_wait_untimed(f, s, fd, seq, events);
+	if (f)
+		return fiber_wait_timed(f, s, fd, seq, events, deadline);
+	int rc = thread_wait_one(s, fd, seq, events, deadline);
 	return rc < 0 ? rc : 0;
 }
 

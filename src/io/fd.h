@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #include "core/lock.h"
-#include "sync/waiter.h"
+#include "io/iowait.h"
 
 /* Readiness bits (low byte of weft__fd.ready; the tick is above). */
 enum {
@@ -58,8 +58,6 @@ enum {
 	WEFT__FD_SOCKET = 16,   /* a socket: send with MSG_NOSIGNAL */
 };
 
-typedef struct weft__iowait weft__iowait;
-
 typedef struct weft__fd {
 	weft__lock lock;
 	_Atomic uint32_t seq;       /* the open file's life; moved on under lock */
@@ -69,27 +67,6 @@ typedef struct weft__fd {
 	uint32_t pad_;
 	weft__iowait *waiters; /* under lock: a doubly linked list */
 } weft__fd;
-
-/* What a set of wait records shares: one fiber or thread waits for the
- * first of them. fired: 0 until the first waker (or the waiter itself, on
- * its deadline) claims the wake-up; only the claimer wakes it, once. */
-typedef struct weft__iogroup {
-	_Atomic int fired;
-	weft__waiter waiter; /* fibers: the park/unpark seam */
-	int efd; /* a kernel thread's wake-up fd, its write end (cancel only), else -1 */
-} weft__iogroup;
-
-struct weft__iowait {
-	weft__iowait *next, *prev; /* on the slot's list, under its lock */
-	weft__fd *slot;
-	weft__iogroup *group;
-	int fd;
-	uint32_t seq;  /* the slot's life the wait belongs to */
-	short events;  /* POLLIN, POLLOUT, ... wanted */
-	short revents; /* what ended it, set by the waker under the lock */
-	int result;    /* 0, or WEFT_ECANCELED from a cancel or a close */
-	bool queued;   /* on the list (under the lock) */
-};
 
 /* The slot of fd, allocated if need be; NULL for fd < 0, fd beyond the
  * table (16M) or no memory. */

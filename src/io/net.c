@@ -53,7 +53,7 @@ typedef struct op {
 /* A write to a pipe whose reader has gone raises SIGPIPE unless it is
  * blocked; it is blocked on this thread for the call, and one it raised is
  * taken off the pending set (unless one was pending before). */
-static ssize_t write_nosigpipe(int fd, const op *o)
+__attribute__((noinline)) static ssize_t write_nosigpipe(int fd, const op *o)
 {
 	sigset_t pipe_set, old, pending;
 	sigemptyset(&pipe_set);
@@ -102,10 +102,22 @@ static ssize_t sock_send(int fd, const void *buf, size_t len, int flags, bool ra
 	return send(fd, buf, len, flags);
 }
 
-static ssize_t call(int fd, const op *o, uint32_t flags, bool raw)
+/* Out of line, as is write_nosigpipe: a message header on the stack would
+ * widen transfer's frame, which a parked fiber's stack holds between its
+ * calls (io/fd.c's fiber_wait says why each line of it costs). */
+__attribute__((noinline)) static ssize_t sock_vec(int fd, const op *o)
+{
+	struct msghdr m = {.msg_iov = (struct iovec *)o->iov, .msg_iovlen = (size_t)o->iovcnt};
+	if (o->kind == OP_READV)
+		return recvmsg(fd, &m, MSG_DONTWAIT);
+	return sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static inline __attribute__((always_inline)) ssize_t call(int fd, op_kind kind, const op *o,
+                                                          uint32_t flags, bool raw)
 {
 	bool sock = flags & WEFT__FD_SOCKET;
-	switch (o->kind) {
+	switch (kind) {
 	case OP_READ:
 		/* On a socket, MSG_DONTWAIT: never blocks, even if the flag
 		 * was cleared behind weft's back. */
@@ -117,18 +129,12 @@ static ssize_t call(int fd, const op *o, uint32_t flags, bool raw)
 			return sock_send(fd, o->buf, o->len, MSG_NOSIGNAL | MSG_DONTWAIT, raw);
 		return write_nosigpipe(fd, o);
 	case OP_READV:
-		if (sock) {
-			struct msghdr m = {.msg_iov = (struct iovec *)o->iov,
-			                   .msg_iovlen = (size_t)o->iovcnt};
-			return recvmsg(fd, &m, MSG_DONTWAIT);
-		}
+		if (sock)
+			return sock_vec(fd, o);
 		return readv(fd, o->iov, o->iovcnt);
 	case OP_WRITEV:
-		if (sock) {
-			struct msghdr m = {.msg_iov = (struct iovec *)o->iov,
-			                   .msg_iovlen = (size_t)o->iovcnt};
-			return sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-		}
+		if (sock)
+			return sock_vec(fd, o);
 		return write_nosigpipe(fd, o);
 	case OP_RECV:
 		return sock_recv(fd, o->buf, o->len, o->flags | MSG_DONTWAIT, raw);
@@ -168,8 +174,9 @@ static weft__fd *slot_for(int fd, int *rc)
 	return s;
 }
 
-static ssize_t transfer(int fd, const op *o, int64_t deadline)
+static inline __attribute__((always_inline)) ssize_t transfer(int fd, const op *o, int64_t deadline)
 {
+	const op_kind kind = o->kind; /* read first: a constant where inlined */
 	int rc = 0;
 	weft__fd *s = slot_for(fd, &rc);
 	if (!s)
@@ -177,7 +184,7 @@ static ssize_t transfer(int fd, const op *o, int64_t deadline)
 	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
 	uint32_t flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
 	bool fiber = weft__tls.fiber != NULL;
-	bool out = is_write(o->kind);
+	bool out = is_write(kind);
 	short events = out ? POLLOUT : POLLIN;
 	uint32_t bit = out ? WEFT__WR : WEFT__RD;
 	uint32_t mask = weft__fd_mask(events);
@@ -194,7 +201,7 @@ static ssize_t transfer(int fd, const op *o, int64_t deadline)
 			continue;
 		}
 		tried = true;
-		ssize_t n = call(fd, o, flags, fiber);
+		ssize_t n = call(fd, kind, o, flags, fiber);
 		if (n >= 0) {
 			if (fiber && stream && (size_t)n < o->want)
 				weft__fd_clear(s, seen, bit);
