@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fiber/engine.h"
 #include "fiber/symbolize.h"
 #include "harness.h"
 
@@ -392,6 +393,44 @@ static void many_parked(void)
 	free(t);
 }
 
+/* Parked fibers' records (and so the stack frames under them) are spread
+ * over the lines of a page (engine.c's cache colouring): stacks are whole
+ * pages apart, and without it every record sat at the same offset of its
+ * page, in the same set of each cache. 64 fibers of 32 KiB stacks have 16
+ * colours to land on; a hash that put them all on one or two would fail. */
+static _Atomic uintptr_t record_at[64];
+
+static void record_where(void *arg)
+{
+	atomic_store(&record_at[(intptr_t)arg], (uintptr_t)weft__fiber_current());
+	WT_CHECK_RC(0, weft_sem_wait(&sem));
+}
+
+static void parked_spread(void)
+{
+	weft_rt *rt = create(WEFT_POLICY_FIFO);
+	assert_rc(0, weft_sem_init(&sem, 0));
+	weft_task t[64];
+	for (int i = 0; i < 64; i++) {
+		assert_rc(0, weft_task_init(&t[i], record_where, (void *)(intptr_t)i));
+		assert_rc(0, weft_post(rt, &t[i]));
+	}
+	bool seen[64] = {false};
+	int offsets = 0;
+	for (int i = 0; i < 64; i++) {
+		while (!atomic_load(&record_at[i]))
+			wt_sleep_ms(1);
+		size_t line = (atomic_load(&record_at[i]) % 4096) / 64;
+		offsets += !seen[line];
+		seen[line] = true;
+	}
+	for (int i = 0; i < 64; i++)
+		assert_rc(0, weft_sem_post(&sem));
+	assert_rc(0, weft_wait_all(rt));
+	assert_rc(0, weft_rt_destroy(rt));
+	assert_true(offsets >= 8);
+}
+
 /* A fiber waiting for a task or a group parks: while the awaited work is
  * itself parked, the worker switches to nobody and burns no CPU (a waiter
  * that polled by yielding would spin for the whole wait). The last wait is for a task of
@@ -498,4 +537,5 @@ static void env_stack_size(void)
 
 WT_CASES(WT_CASE(yield_interleave), WT_CASE(yield_respects_priority), WT_CASE(random_replay),
          WT_CASE(virtual_clock), WT_CASE(seed_on_failure), WT_CASE(overflow_aborts),
-         WT_CASE(many_parked), WT_CASE(wait_parks), WT_CASE(env_stack_size));
+         WT_CASE(many_parked), WT_CASE(parked_spread), WT_CASE(wait_parks),
+         WT_CASE(env_stack_size));
