@@ -12,9 +12,11 @@
  * The descriptor takes the last WEFT__STACK_DESC bytes of the mapping, so a
  * stack needs no allocation besides its own pages, and the stack's top is
  * (char *)s, aligned to 64 bytes. The mapping is the requested size plus
- * the descriptor, rounded up to whole pages, plus the guard page; size is
- * what is left for the fiber, never less than requested (a 16 KiB request
- * maps 24 KiB: 4 KiB guard, 20,416 usable bytes, the 64-byte descriptor).
+ * the descriptor, rounded up to whole pages, plus the guard page, plus a
+ * page when that makes an even count (stack.c: an odd count spreads the
+ * stacks over a cache's sets); size is what is left for the fiber, never
+ * less than requested (a 16 KiB request maps 28 KiB: 4 KiB guard, 24,512
+ * usable bytes, the 64-byte descriptor; the default 64 KiB maps 76 KiB).
  * The descriptor shares its page with the fiber's first frames, so the
  * page it dirties costs no RSS a running fiber would not use anyway.
  *
