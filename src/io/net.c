@@ -174,6 +174,10 @@ static weft__fd *slot_for(int fd, int *rc)
 	return s;
 }
 
+/* Inlined into each call, with call(): the kind is a constant there, the
+ * other kinds fold away and o's fields stay in registers, so the frame a
+ * parked fiber's stack holds is one of 160 bytes, not the call's op and
+ * this loop's frame (io/iowait.h says why each line of it costs). */
 static inline __attribute__((always_inline)) ssize_t transfer(int fd, const op *o, int64_t deadline)
 {
 	const op_kind kind = o->kind; /* read first: a constant where inlined */
