@@ -85,7 +85,43 @@ add epoll
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-port=$((20000 + RANDOM % 20000))
+# Ports below the ephemeral range (32768 and up here); a port another
+# process holds makes the server exit at once: the next one, five times.
+port=$((20000 + RANDOM % 10000))
+out=$tmp/cg.out
+
+start() { # label: starts it under cachegrind on $port, sets pid
+	case "$1" in
+	fibers) env WEFT_MODEL=fibers WEFT_WORKERS=1 valgrind "${opts[@]}" \
+		--cachegrind-out-file="$out" "$bin/echo_weft" --port $port > "$tmp/log" 2>&1 & ;;
+	"mn w1") env WEFT_MODEL=mn WEFT_WORKERS=1 valgrind "${opts[@]}" \
+		--cachegrind-out-file="$out" "$bin/echo_weft" --port $port > "$tmp/log" 2>&1 & ;;
+	tokio) valgrind "${opts[@]}" --cachegrind-out-file="$out" "$bin/echo-tokio" \
+		--port $port --flavor current_thread > "$tmp/log" 2>&1 & ;;
+	epoll) valgrind "${opts[@]}" --cachegrind-out-file="$out" "$bin/echo_epoll" \
+		--port $port > "$tmp/log" 2>&1 & ;;
+	esac
+	pid=$!
+}
+
+# Starts server $1 and waits until it answers: 0, or 1 when it exited.
+start_answering() {
+	for _ in 1 2 3 4 5; do
+		port=$((port + 1))
+		start "$1"
+		for _ in $(seq 300); do
+			if "$bin/echo_load" --port $port --connections 1 --seconds 0.01 --warmup 0 \
+				> /dev/null 2>&1; then
+				return 0
+			fi
+			kill -0 $pid 2> /dev/null || break
+			sleep 0.1
+		done
+		kill $pid 2> /dev/null || true
+		wait $pid 2> /dev/null || true
+	done
+	return 1
+}
 
 echo "cachegrind: D1 ${d1:-default}, L2 as last level ${ll:-default} (size,ways,line)"
 echo
@@ -94,29 +130,8 @@ echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 IFS=, read -ra conn_list <<< "$conns"
 for c in "${conn_list[@]}"; do
 	for s in "${servers[@]}"; do
-		port=$((port + 1))
-		out=$tmp/cg.out
-		case "$s" in
-		fibers) env WEFT_MODEL=fibers WEFT_WORKERS=1 valgrind "${opts[@]}" \
-			--cachegrind-out-file="$out" "$bin/echo_weft" --port $port > "$tmp/log" 2>&1 & ;;
-		"mn w1") env WEFT_MODEL=mn WEFT_WORKERS=1 valgrind "${opts[@]}" \
-			--cachegrind-out-file="$out" "$bin/echo_weft" --port $port > "$tmp/log" 2>&1 & ;;
-		tokio) valgrind "${opts[@]}" --cachegrind-out-file="$out" "$bin/echo-tokio" \
-			--port $port --flavor current_thread > "$tmp/log" 2>&1 & ;;
-		epoll) valgrind "${opts[@]}" --cachegrind-out-file="$out" "$bin/echo_epoll" \
-			--port $port > "$tmp/log" 2>&1 & ;;
-		esac
-		pid=$!
-		up=0
-		for _ in $(seq 100); do
-			if "$bin/echo_load" --port $port --connections 1 --seconds 0.01 --warmup 0 \
-				> /dev/null 2>&1; then
-				up=1
-				break
-			fi
-			sleep 0.1
-		done
-		[ $up = 1 ] || { kill $pid 2> /dev/null || true; die "$s did not start: $(tail -3 "$tmp/log")"; }
+		start_answering "$s" ||
+			die "$s did not start (last port $port): $(grep -v '^[=-][=-]' "$tmp/log" | tail -3)"
 		total=$("$bin/echo_load" --port $port --connections "$c" --seconds "$seconds" \
 			--warmup 0.5 | grep -o 'total=[0-9]*' | cut -d= -f2)
 		kill -INT $pid 2> /dev/null || true
