@@ -302,6 +302,52 @@ static bool claim(weft__iogroup *g)
 	return atomic_compare_exchange_strong(&g->fired, &zero, 1);
 }
 
+/* Starts f's group for a new wait (io/iowait.h: it lives in f). */
+static weft__iogroup *group_begin(weft__fiber *f)
+{
+	weft__iogroup *g = &f->io.group;
+	atomic_store_explicit(&g->fired, 0, memory_order_relaxed);
+	g->efd = -1;
+	g->fiber = f;
+	return g;
+}
+
+/* Queues r (slot, seq, events filled in) on its slot for a fiber of
+ * poller p, under the slot's lock: 0 queued; 1 the fd may be ready now
+ * (r->revents says what), so the caller does not park; or a WEFT_E* code.
+ * cached: the cached bits may say ready (the I/O calls); otherwise the
+ * kernel is asked (weft_wait_fd). */
+static int arm(weft__iowait *r, weft__poller *p, bool cached)
+{
+	weft__fd *s = r->slot;
+	int rc = 0;
+	weft__lock_acquire(&s->lock);
+	uint32_t fl = atomic_load_explicit(&s->flags, memory_order_relaxed);
+	uint32_t rd = atomic_load_explicit(&s->ready, memory_order_relaxed);
+	if (atomic_load_explicit(&s->seq, memory_order_relaxed) != r->seq ||
+	    (fl & WEFT__FD_CANCELLED)) {
+		rc = WEFT_ECANCELED; /* cancelled, or closed by weft_close */
+	} else if (fl & WEFT__FD_NOPOLL) {
+		r->revents = (short)(r->events & (POLLIN | POLLOUT));
+		rc = 1;
+	} else if (cached && (rd & weft__fd_mask(r->events))) {
+		r->revents = events_of(rd, r->events);
+		rc = 1;
+	} else {
+		int w = watch(s, r->fd, p, !cached, r->events);
+		if (w == WEFT__FD_NOPOLL) {
+			r->revents = (short)(r->events & (POLLIN | POLLOUT));
+			rc = 1;
+		} else if (w < 0) {
+			rc = w;
+		} else {
+			push_rec(s, r);
+		}
+	}
+	weft__lock_release(&s->lock);
+	return rc;
+}
+
 /* The fiber side of a wait on recs[0..n) (slots, seqs and events filled
  * in by the caller, seq in result): cached says the cached bits may end
  * the wait (the I/O calls); level waits (weft_wait_fd) ask the kernel.
@@ -316,10 +362,7 @@ static inline __attribute__((always_inline)) int fiber_wait(weft__iowait *recs, 
                                                             bool cached, int64_t deadline)
 {
 	weft__fiber *f = weft__fiber_current();
-	weft__iogroup *g = &f->io.group;
-	atomic_store_explicit(&g->fired, 0, memory_order_relaxed);
-	g->efd = -1;
-	g->fiber = f;
+	weft__iogroup *g = group_begin(f);
 	weft__poller *p = &f->home->poller;
 	int rc = 0, now_ready = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -329,33 +372,11 @@ static inline __attribute__((always_inline)) int fiber_wait(weft__iowait *recs, 
 		recs[i].queued = false;
 	}
 	for (size_t i = 0; i < n && rc == 0 && now_ready == 0; i++) {
-		weft__iowait *r = &recs[i];
-		weft__fd *s = r->slot;
-		uint32_t seq = r->seq;
-		weft__lock_acquire(&s->lock);
-		uint32_t fl = atomic_load_explicit(&s->flags, memory_order_relaxed);
-		uint32_t rd = atomic_load_explicit(&s->ready, memory_order_relaxed);
-		if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq ||
-		    (fl & WEFT__FD_CANCELLED)) {
-			rc = WEFT_ECANCELED; /* cancelled, or closed by weft_close */
-		} else if (fl & WEFT__FD_NOPOLL) {
-			r->revents = (short)(r->events & (POLLIN | POLLOUT));
+		int armed = arm(&recs[i], p, cached);
+		if (armed > 0)
 			now_ready++;
-		} else if (cached && (rd & weft__fd_mask(r->events))) {
-			r->revents = events_of(rd, r->events);
-			now_ready++;
-		} else {
-			int w = watch(s, r->fd, p, !cached, r->events);
-			if (w == WEFT__FD_NOPOLL) {
-				r->revents = (short)(r->events & (POLLIN | POLLOUT));
-				now_ready++;
-			} else if (w < 0) {
-				rc = w;
-			} else {
-				push_rec(s, r);
-			}
-		}
-		weft__lock_release(&s->lock);
+		else
+			rc = armed;
 	}
 	bool timed_out = false, claimed = false;
 	if (rc == 0 && now_ready == 0) {
@@ -527,66 +548,34 @@ __attribute__((noinline)) static int thread_wait_one(weft__fd *s, int fd, uint32
 	return thread_wait(&r, pfd, 1, deadline);
 }
 
-/* A fiber's wait on one fd, in the record in its fiber. Specialised by
- * deadline (the calls' common case has none): the fewer values live
- * across the park, the fewer registers its frame saves. */
-static inline __attribute__((always_inline)) int
-fiber_wait_one(weft__fiber *f, weft__fd *s, int fd, uint32_t seq, short events, int64_t deadline)
-{
-	weft__iowait *r = &f->io.rec;
-	r->slot = s;
-	r->events = events;
-	r->seq = seq;
-	r->fd = fd;
-	int rc = fiber_wait(r, 1, true, deadline);
-	return rc < 0 ? rc : 0;
-}
-
-/* The same without a deadline, by hand, in two parts: arm_one queues the
- * record (or says why not), and fiber_wait_untimed parks with only f and
- * its worker live across the park, so its frame, which the parked fiber's
- * stack holds, is three words. A report or a cancel that wakes it has
- * taken the record off the list. */
-__attribute__((noinline)) static int arm_one(weft__fiber *f, weft__fd *s, int fd, uint32_t seq,
-                                             short events)
-{
-	weft__iogroup *g = &f->io.group;
-	weft__iowait *r = &f->io.rec;
-	atomic_store_explicit(&g->fired, 0, memory_order_relaxed);
-	g->efd = -1;
-	g->fiber = f;
-	*r = (weft__iowait){.slot = s, .group = g, .fd = fd, .seq = seq, .events = events};
-	int rc = 0;
-	weft__lock_acquire(&s->lock);
-	uint32_t fl = atomic_load_explicit(&s->flags, memory_order_relaxed);
-	uint32_t rd = atomic_load_explicit(&s->ready, memory_order_relaxed);
-	if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq || (fl & WEFT__FD_CANCELLED))
-		rc = WEFT_ECANCELED; /* cancelled, or closed by weft_close */
-	else if ((fl & WEFT__FD_NOPOLL) || (rd & weft__fd_mask(events)))
-		rc = 1; /* try the call */
-	else if ((rc = watch(s, fd, &f->home->poller, false, events)) == 0)
-		push_rec(s, r);
-	weft__lock_release(&s->lock);
-	return rc; /* WEFT__FD_NOPOLL (> 0) too: try the call */
-}
-
+/* A fiber's wait on one fd uses the record in its fiber. Without a
+ * deadline (the calls' common case) it is this, by hand: only f and its
+ * worker live across the park, so the frame the parked fiber's stack
+ * holds is three words. A report or a cancel that wakes it has taken the
+ * record off the list. */
 __attribute__((noinline)) static int fiber_wait_untimed(weft__fiber *f, weft__fd *s, int fd,
                                                         uint32_t seq, short events)
 {
-	int rc = arm_one(f, s, fd, seq, events);
+	weft__iowait *r = &f->io.rec;
+	*r = (weft__iowait){
+	        .slot = s, .group = group_begin(f), .fd = fd, .seq = seq, .events = events};
+	int rc = arm(r, &f->home->poller, true);
 	if (rc != 0)
-		return rc < 0 ? rc : 0;
+		return rc < 0 ? rc : 0; /* may be ready: try the call */
 	weft__fworker *w = f->home;
 	weft__fworker_fd_waits_add(w, 1); /* fiber_wait says why */
 	weft__fiber_park(f, WEFT__WAIT_FD);
 	weft__fworker_fd_waits_add(w, -1);
-	return f->io.rec.result == WEFT_ECANCELED ? WEFT_ECANCELED : 0;
+	return r->result == WEFT_ECANCELED ? WEFT_ECANCELED : 0;
 }
 
 __attribute__((noinline)) static int fiber_wait_timed(weft__fiber *f, weft__fd *s, int fd,
                                                       uint32_t seq, short events, int64_t deadline)
 {
-	return fiber_wait_one(f, s, fd, seq, events, deadline);
+	weft__iowait *r = &f->io.rec;
+	*r = (weft__iowait){.slot = s, .fd = fd, .seq = seq, .events = events};
+	int rc = fiber_wait(r, 1, true, deadline);
+	return rc < 0 ? rc : 0;
 }
 
 int weft__fd_wait(weft__fd *s, int fd, uint32_t seq, short events, int64_t deadline)
