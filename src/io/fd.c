@@ -121,7 +121,7 @@ static void take_all(weft__fd *s, weft__iowait **wake)
 			*wake = r;
 		}
 	}
-	s->waiters = NULL;
+	__atomic_store_n(&s->waiters, NULL, __ATOMIC_RELAXED); /* weft__io_prefetch */
 }
 
 static void wake_list(weft__iowait *r)
@@ -186,7 +186,7 @@ static void unlink_rec(weft__fd *s, weft__iowait *r)
 	if (r->prev)
 		r->prev->next = r->next;
 	else
-		s->waiters = r->next;
+		__atomic_store_n(&s->waiters, r->next, __ATOMIC_RELAXED);
 	if (r->next)
 		r->next->prev = r->prev;
 	r->queued = false;
@@ -198,8 +198,32 @@ static void push_rec(weft__fd *s, weft__iowait *r)
 	r->next = s->waiters;
 	if (s->waiters)
 		s->waiters->prev = r;
-	s->waiters = r;
+	__atomic_store_n(&s->waiters, r, __ATOMIC_RELAXED);
 	r->queued = true;
+}
+
+/* A report's handling walks from fd's slot to its first waiter's record,
+ * a line of a parked fiber (io/iowait.h), cold among thousands, whose
+ * address is known only once the slot's line is in: the poller starts
+ * those loads reports ahead (the slot's line first, the record's a few
+ * reports later), so that they overlap one another and the reports
+ * before them instead of stalling each report in turn. The list head is
+ * read outside the slot's lock, as a relaxed atomic (and written, under
+ * it, as one): a stale record only wastes a prefetch, which cannot fault.
+ * Nothing is loaded through it: its memory may be gone. */
+void weft__io_prefetch_slot(int fd)
+{
+	const weft__fd *s = weft__fd_find(fd);
+	if (s)
+		__builtin_prefetch(s, 1, 3);
+}
+
+void weft__io_prefetch_waiter(int fd)
+{
+	const weft__fd *s = weft__fd_find(fd);
+	const weft__iowait *r = s ? __atomic_load_n(&s->waiters, __ATOMIC_RELAXED) : NULL;
+	if (r)
+		__builtin_prefetch(r, 1, 3);
 }
 
 void weft__io_ready(weft__poller *p, int fd, uint32_t seq, short revents)

@@ -65,7 +65,7 @@ typedef struct weft__fd {
 	_Atomic uint32_t flags;     /* WEFT__FD_*, changed under lock */
 	_Atomic uint32_t poller_id; /* the poller watching it (0: none), under lock */
 	uint32_t pad_;
-	weft__iowait *waiters; /* under lock: a doubly linked list */
+	weft__iowait *waiters; /* under lock: a doubly linked list (head: fd.c's prefetch) */
 } weft__fd;
 
 /* The slot of fd, allocated if need be; NULL for fd < 0, fd beyond the

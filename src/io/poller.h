@@ -104,6 +104,11 @@ int weft__poller_refused(const char *call, int err, const char *needs);
 /* The I/O layer's handler of a WEFT__POLL_KEY_FD report from p's wait
  * (io/fd.c); it may unwatch fd from p. */
 void weft__io_ready(weft__poller *p, int fd, uint32_t seq, short revents);
+/* The loads a report of fd will make, started reports ahead (io/fd.c):
+ * a poller calls _slot some reports before it hands fd's report over,
+ * then _waiter, fewer reports before it. */
+void weft__io_prefetch_slot(int fd);
+void weft__io_prefetch_waiter(int fd);
 
 /* weft__poller_wait waits at most timeout_ns (0: just look; negative: no
  * limit) and calls ready for every one-shot token that became ready,

@@ -258,6 +258,32 @@ static int wait_timerfd(weft__poller *p, struct epoll_event *evs, int n, int64_t
 	return epoll_wait(p->epfd, evs, n, timeout_ns == 0 ? 0 : -1);
 }
 
+/* How many reports ahead of its own a report's loads start (poller.h):
+ * the slot's line, then its waiter's (which needs the slot's), each far
+ * enough ahead to have arrived (docs/io.md: with engine.c's
+ * prefetch_resume, a fiber echo server's user-space CPU an echo at 1,000
+ * connections went down by a quarter; one report ahead still stalled). */
+#define AHEAD_SLOT   8
+#define AHEAD_WAITER 4
+
+static inline int fd_of(const struct epoll_event *ev)
+{
+	return ev->data.u64 >> 63 ? (int)(uint32_t)ev->data.u64 : -1;
+}
+
+static inline void prefetch_ahead(const struct epoll_event *evs, int i, int n)
+{
+	int fd;
+	if (i == 0)
+		for (int k = 0; k < AHEAD_SLOT && k < n; k++)
+			if ((fd = fd_of(&evs[k])) >= 0)
+				weft__io_prefetch_slot(fd);
+	if (i + AHEAD_SLOT < n && (fd = fd_of(&evs[i + AHEAD_SLOT])) >= 0)
+		weft__io_prefetch_slot(fd);
+	if (i + AHEAD_WAITER < n && (fd = fd_of(&evs[i + AHEAD_WAITER])) >= 0)
+		weft__io_prefetch_waiter(fd);
+}
+
 int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn ready, void *ctx)
 {
 	struct epoll_event *evs = p->events;
@@ -276,6 +302,7 @@ int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn
 	p->woken = false;
 	for (int i = 0; i < n; i++) {
 		uint64_t drain, key = evs[i].data.u64;
+		prefetch_ahead(evs, i, n);
 		if (key >> 63) {
 			weft__io_ready(p, (int)(uint32_t)key, (uint32_t)(key >> 32) & 0x7fffffffu,
 			               from_epoll(evs[i].events));

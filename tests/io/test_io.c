@@ -1,5 +1,6 @@
 /* The fiber models' building blocks for waiting: the timer heap and the
  * poller. */
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -155,13 +156,32 @@ static void poller_timeout_and_wake(void **state)
 	weft__poller_destroy(&p);
 }
 
+/* The poller's look-ahead (poller.h) is handed whatever a report says:
+ * no fd, one beyond the table, one never used, one whose waiters are
+ * gone. None may fault or change anything. */
+static void prefetch_any_fd(void **state)
+{
+	(void)state;
+	const int fds[] = {-1, INT32_MIN, 1 << 30, 16 << 20, 0, 1, 2, 1023, 1024, 4095};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		weft__io_prefetch_slot(fds[i]);
+		weft__io_prefetch_waiter(fds[i]);
+	}
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	weft__io_prefetch_slot(fd[0]);
+	weft__io_prefetch_waiter(fd[0]);
+	close(fd[0]);
+	close(fd[1]);
+	weft__io_prefetch_waiter(fd[0]); /* closed */
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest all[] = {
-	        cmocka_unit_test(timers_random),
-	        cmocka_unit_test(timers_equal_deadlines_fifo),
-	        cmocka_unit_test(poller_pipe),
-	        cmocka_unit_test(poller_timeout_and_wake),
+	        cmocka_unit_test(timers_random),   cmocka_unit_test(timers_equal_deadlines_fifo),
+	        cmocka_unit_test(poller_pipe),     cmocka_unit_test(poller_timeout_and_wake),
+	        cmocka_unit_test(prefetch_any_fd),
 	};
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
