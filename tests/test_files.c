@@ -16,6 +16,7 @@
 #include "core/testing.h"
 #include "fiber/engine.h"
 #include "harness.h"
+#include "io/fd.h"
 #include "io/pool.h"
 #include "io/uring.h"
 #include <weft/io.h>
@@ -290,6 +291,57 @@ static void direct(void)
 	reset_hooks();
 }
 
+/* ------------------------------------------------------------ O_DIRECT, learnt */
+
+/* A new runtime that has run fn(arg) as a task and checked its reports. */
+static weft_rt *run_one(void (*fn)(void *), void *arg)
+{
+	weft_rt *rt = create();
+	weft_task t;
+	assert_rc(0, weft_task_init(&t, fn, arg));
+	assert_rc(0, weft_post(rt, &t));
+	assert_rc(0, weft_wait_all(rt));
+	wt_check_async();
+	return rt;
+}
+
+static uint32_t file_flags(int fd)
+{
+	const weft__fd *s = weft__fd_find(fd);
+	return s ? atomic_load(&s->flags) & (WEFT__FD_FILE | WEFT__FD_DIRECT) : 0;
+}
+
+static void read_byte(void *arg)
+{
+	char b;
+	WT_CHECK(weft_pread(*(int *)arg, &b, 1, 0, INT64_MAX) == 1);
+}
+
+/* Whether a file is O_DIRECT (which keeps its reads from the RWF_NOWAIT
+ * try) is learnt once per life of its number, not asked with an fcntl
+ * each call: by weft_openat, or by a fiber's first call; weft_close
+ * forgets it. */
+static void direct_learnt(void)
+{
+	int fd = temp_file(4096);
+	assert_rc(0, weft_rt_destroy(run_one(read_byte, &fd)));
+	if (wt_fiber_model())
+		assert_int_equal(file_flags(fd), WEFT__FD_FILE);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int dfd = weft_openat(AT_FDCWD, path, O_RDONLY | O_DIRECT, 0, INT64_MAX);
+	int plain = weft_openat(AT_FDCWD, path, O_RDONLY, 0, INT64_MAX);
+	assert_true(plain >= 0);
+	assert_int_equal(file_flags(plain), WEFT__FD_FILE);
+	if (dfd >= 0)
+		assert_int_equal(file_flags(dfd), WEFT__FD_FILE | WEFT__FD_DIRECT);
+	assert_rc(0, weft_close(fd));
+	assert_int_equal(file_flags(fd), 0);
+	assert_rc(0, weft_close(plain));
+	if (dfd >= 0)
+		assert_rc(0, weft_close(dfd));
+}
+
 /* ------------------------------------------------------------ misuse */
 
 static void misuse_task(void *arg)
@@ -351,12 +403,7 @@ static void errors(void)
 	for (int v = 0; v < VARIANTS; v++) {
 		set_variant(v);
 		int fd = temp_file(4096);
-		weft_rt *rt = create();
-		weft_task t;
-		assert_rc(0, weft_task_init(&t, misuse_task, &fd));
-		assert_rc(0, weft_post(rt, &t));
-		assert_rc(0, weft_wait_all(rt));
-		wt_check_async();
+		weft_rt *rt = run_one(misuse_task, &fd);
 		misuse_task(&fd);
 		wt_check_async();
 		assert_rc(0, weft_rt_destroy(rt));
@@ -939,7 +986,7 @@ static void blocking_short_calls(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
-WT_CASES(WT_CASE(read_write_32), WT_CASE(read_write_128), WT_CASE(direct), WT_CASE(errors),
-         WT_CASE(deadline), WT_CASE(cancel), WT_CASE(fork_rings), WT_CASE(uring_refused),
-         WT_CASE(blocking_pool), WT_CASE(blocking_env), WT_CASE(blocking_no_thread),
-         WT_CASE(blocking_short_calls));
+WT_CASES(WT_CASE(read_write_32), WT_CASE(read_write_128), WT_CASE(direct), WT_CASE(direct_learnt),
+         WT_CASE(errors), WT_CASE(deadline), WT_CASE(cancel), WT_CASE(fork_rings),
+         WT_CASE(uring_refused), WT_CASE(blocking_pool), WT_CASE(blocking_env),
+         WT_CASE(blocking_no_thread), WT_CASE(blocking_short_calls));

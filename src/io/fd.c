@@ -96,11 +96,16 @@ int weft__fd_prepare(weft__fd *s, int fd)
 		add = WEFT__FD_KNOWN;
 	}
 	add |= type == SOCK_STREAM ? WEFT__FD_STREAM : 0;
+	weft__fd_learn(s, seq, add);
+	return 0;
+}
+
+void weft__fd_learn(weft__fd *s, uint32_t seq, uint32_t flags)
+{
 	weft__lock_acquire(&s->lock);
 	if (atomic_load_explicit(&s->seq, memory_order_relaxed) == seq)
-		atomic_fetch_or_explicit(&s->flags, add, memory_order_release);
+		atomic_fetch_or_explicit(&s->flags, flags, memory_order_release);
 	weft__lock_release(&s->lock);
-	return 0;
 }
 
 /* Takes every record off s's list for a cancel or a close (lock held):

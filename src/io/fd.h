@@ -56,6 +56,8 @@ enum {
 	WEFT__FD_CANCELLED = 4, /* weft_fd_cancel: every wait fails until weft_close */
 	WEFT__FD_NOPOLL = 8,    /* epoll refused it (a regular file): always ready */
 	WEFT__FD_SOCKET = 16,   /* a socket: send with MSG_NOSIGNAL */
+	WEFT__FD_FILE = 32,     /* a file call knows whether O_DIRECT is set (files.c) */
+	WEFT__FD_DIRECT = 64,   /* ... and it is */
 };
 
 typedef struct weft__fd {
@@ -77,6 +79,9 @@ weft__fd *weft__fd_find(int fd);
 /* Makes sure fd is non-blocking and its kind known (once per life):
  * 0, or WEFT_ESYSTEM with errno (EBADF). */
 int weft__fd_prepare(weft__fd *s, int fd);
+/* Adds flags to s if its life is still seq (what was learnt about a file
+ * belongs to the life it was learnt in). */
+void weft__fd_learn(weft__fd *s, uint32_t seq, uint32_t flags);
 /* Starts a new life for fd's slot (a new socket from accept or connect):
  * waits on the old life end with WEFT_ECANCELED. flags: WEFT__FD_* known;
  * ready: the readiness to assume until the poller says (WEFT__RD | WEFT__WR:

@@ -2,8 +2,8 @@
  *
  * A call on a fiber must not block its worker. A read or write is first
  * tried with RWF_NOWAIT on the fiber itself: the page cache answers most
- * reads without waiting, for what a pread costs (1.07x, plus 0.18x for the
- * fcntl that keeps O_DIRECT files out of it). Only what would wait goes
+ * reads without waiting, for what a pread costs (1.07x; whether the file
+ * is O_DIRECT, which keeps it out, is learnt once). Only what would wait goes
  * on: to the worker's io_uring, the fiber parking on the completion
  * (uring.c), or without io_uring to the blocking pool (pool.c). Measured
  * per call, interleaved, on a cached 4 KiB read: a read through io_uring
@@ -21,6 +21,7 @@
 #include "core/clock.h"
 #include "core/os.h"
 #include "fiber/engine.h"
+#include "io/fd.h"
 #include "io/files.h"
 #include "io/pool.h"
 #include "io/uring.h"
@@ -91,11 +92,24 @@ static ssize_t sys_nowait(const file_call *c)
 
 /* Whether RWF_NOWAIT keeps a call off the device: not for O_DIRECT, where
  * it only refuses to wait for locks and block allocation and then waits
- * for the device read all the same (ext4, xfs). One fcntl. */
+ * for the device read all the same (ext4, xfs). Learnt once per life of
+ * fd's slot (io/fd.h), by weft_openat or by one fcntl, not per call: the
+ * fcntl was a sixth of a cached read. A number closed with close(2), not
+ * weft_close, and reused keeps what was learnt about the file before
+ * (docs/io.md: an O_DIRECT file's read may then hold its worker). */
 static bool nowait_helps(int fd)
 {
+	weft__fd *s = weft__fd_get(fd);
+	uint32_t known = s ? atomic_load_explicit(&s->flags, memory_order_acquire) : 0;
+	if (known & WEFT__FD_FILE)
+		return !(known & WEFT__FD_DIRECT);
+	uint32_t seq = s ? atomic_load_explicit(&s->seq, memory_order_acquire) : 0;
 	int flags = fcntl(fd, F_GETFL);
-	return flags < 0 || !(flags & O_DIRECT); /* a bad fd fails in the call */
+	if (flags < 0)
+		return true; /* a bad fd fails in the call */
+	if (s)
+		weft__fd_learn(s, seq, WEFT__FD_FILE | (flags & O_DIRECT ? WEFT__FD_DIRECT : 0));
+	return !(flags & O_DIRECT);
 }
 #else
 /* POSIX has no read that refuses to wait for the device: every file call
@@ -292,6 +306,12 @@ int weft_openat(int dirfd, const char *path, int flags, mode_t mode, int64_t dea
 		return WEFT_EINVAL;
 	file_call c = {OP_OPEN, dirfd, (void *)(uintptr_t)path, mode, flags};
 	ssize_t n = file_call_run(&c, deadline);
+#ifdef WEFT_OS_LINUX
+	weft__fd *s = n >= 0 ? weft__fd_get((int)n) : NULL;
+	if (s) /* a new life for the number, and what its calls need to know */
+		weft__fd_renew(s, WEFT__FD_FILE | (flags & O_DIRECT ? WEFT__FD_DIRECT : 0),
+		               WEFT__RD | WEFT__WR);
+#endif
 	return (int)n;
 }
 
