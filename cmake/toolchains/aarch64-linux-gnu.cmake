@@ -3,8 +3,8 @@
 # under qemu-user: ctest prefixes every test program with the emulator, so
 # the suite runs here as it would on an Arm machine, only slower. The
 # aarch64 preset (CMakePresets.json) uses this file; scripts/install-deps
-# installs the toolchain, qemu-user and the arm64 libraries the tests link
-# (libcmocka-dev:arm64, through dpkg's multiarch).
+# installs the toolchain and qemu-user on an x86-64 host, and
+# scripts/cross-cmocka builds the static cmocka the tests link.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
