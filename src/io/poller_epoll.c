@@ -271,13 +271,18 @@ static inline int fd_of(const struct epoll_event *ev)
 	return ev->data.u64 >> 63 ? (int)(uint32_t)ev->data.u64 : -1;
 }
 
+/* Before report 0: the slots of the reports the loop's look-ahead skips. */
+static void prefetch_first(const struct epoll_event *evs, int n)
+{
+	int fd;
+	for (int k = 0; k < AHEAD_SLOT && k < n; k++)
+		if ((fd = fd_of(&evs[k])) >= 0)
+			weft__io_prefetch_slot(fd);
+}
+
 static inline void prefetch_ahead(const struct epoll_event *evs, int i, int n)
 {
 	int fd;
-	if (i == 0)
-		for (int k = 0; k < AHEAD_SLOT && k < n; k++)
-			if ((fd = fd_of(&evs[k])) >= 0)
-				weft__io_prefetch_slot(fd);
 	if (i + AHEAD_SLOT < n && (fd = fd_of(&evs[i + AHEAD_SLOT])) >= 0)
 		weft__io_prefetch_slot(fd);
 	if (i + AHEAD_WAITER < n && (fd = fd_of(&evs[i + AHEAD_WAITER])) >= 0)
@@ -300,6 +305,7 @@ int weft__poller_wait(weft__poller *p, int64_t timeout_ns, weft__poller_ready_fn
 	}
 	int reported = 0;
 	p->woken = false;
+	prefetch_first(evs, n);
 	for (int i = 0; i < n; i++) {
 		uint64_t drain, key = evs[i].data.u64;
 		prefetch_ahead(evs, i, n);
