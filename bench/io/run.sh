@@ -4,7 +4,8 @@
 # 127.0.0.1; echo_load (closed loop: N connections, one message of S bytes
 # in flight on each) drives one at a time, so a drift of the machine lands
 # on all alike: repetition 1 of every server, then repetition 2, ..., the
-# starting server rotating. Prints a markdown table of medians and writes a
+# starting server rotating. Prints a markdown table of medians, then the
+# bars of issue 25 as medians of per-repetition ratios, and writes a
 # CSV.
 #
 #   bench/io/run.sh [BUILD_DIR] [--quick | --smoke] [--reps R] [--seconds S]
@@ -376,6 +377,45 @@ awk -F, -v order="$order" -v csv="$csv" -v sysf="$raw.sys" '
 			s = (key in sc) ? sc[key] : "-"
 			printf "| %-20s | %5s | %4s | %8s | %7.0f | %7.0f | %6.2f | %5s |\n", f[1], f[2], f[3], k(r), q50, q99, cu, s
 			printf "%s,%s,%s,%d,%.1f,%.1f,%.1f,%.3f,%s\n", f[1], f[2], f[3], m, r, q50, q99, cu, (s == "-" ? "" : s) >> csv
+		}
+	}' "$raw"
+
+# ---- The bars of issue 25 as paired ratios: within one repetition every
+# server ran once, back to back, so a ratio of two of them cancels most of
+# the machine's drift, which a ratio of two medians does not.
+awk -F, '
+	function median(v, n,   i, j, t) {
+		for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	# The median over the repetitions of x / y, "-" when no repetition has both.
+	function paired(what, a, b, pt,   r, n, v) {
+		n = 0
+		for (r = 1; r <= maxrep; r++)
+			if (((a, pt, r) in what) && ((b, pt, r) in what) && what[b, pt, r] > 0)
+				v[++n] = what[a, pt, r] / what[b, pt, r]
+		return n ? sprintf("%.2f", median(v, n)) : "-"
+	}
+	{ pt = $2 "," $3; rps[$1, pt, $4] = $5; p99[$1, pt, $4] = $7; if ($4 > maxrep) maxrep = $4
+	  if (!(pt in seen)) { seen[pt] = 1; pts[++np] = pt } }
+	END {
+		split("weft fibers|weft mn w1", weft, "|")
+		lines = 0
+		for (i = 1; i <= np; i++) for (w = 1; w <= 2; w++) {
+			pt = pts[i]; split(pt, f, ",")
+			tokio = paired(rps, weft[w], "tokio ct", pt); go = paired(rps, weft[w], "go p1", pt)
+			c = f[1] == 1 ? paired(rps, weft[w], "echo_epoll", pt) : ""
+			tail = paired(p99, weft[w], "go p1", pt)
+			if (tokio == "-" && go == "-" && (c == "" || c == "-")) continue
+			if (!lines++) {
+				print ""
+				print "Issue 25 bars, medians of per-repetition ratios: weft / Tokio current_thread req/s (bar >= 1.00),"
+				print "weft / Go GOMAXPROCS=1 (>= 1.10), weft / C epoll at 1 connection (>= 0.95), weft p99 / Go p99 (<= 1.00)"
+				print ""
+				print "| server | conns | bytes | x Tokio | x Go | x C epoll | p99 / Go |"
+				print "| --- | --- | --- | --- | --- | --- | --- |"
+			}
+			printf "| %-11s | %5s | %4s | %5s | %5s | %5s | %5s |\n", weft[w], f[1], f[2], tokio, go, c == "" ? "" : c, tail
 		}
 	}' "$raw"
 echo
