@@ -342,6 +342,12 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 elapsed_s=$((SECONDS - start_s))
 
 # ---- The table: medians per (server, conns, size), in the servers' order.
+# The median of v[1..n] (sorts v), for both tables' awk programs.
+awk_median='
+	function median(v, n,   i, j, t) {
+		for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}'
 order=$(for s in "${servers[@]}"; do echo "${s%%|*}"; done | paste -sd'|' -)
 touch "$raw.sys"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
@@ -353,11 +359,7 @@ echo
 echo "| server | conns | bytes | req/s | p50 µs | p99 µs | CPU µs/req | syscalls/req |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 echo "server,conns,size,reps,rps,p50_us,p99_us,server_cpu_us_per_req,syscalls_per_req" >"$csv"
-awk -F, -v order="$order" -v csv="$csv" -v sysf="$raw.sys" '
-	function median(v, n,   i, j, t) {
-		for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
-		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-	}
+awk -F, -v order="$order" -v csv="$csv" -v sysf="$raw.sys" "$awk_median"'
 	function k(x) { return x >= 1000 ? sprintf("%.1fk", x / 1000) : sprintf("%.0f", x) }
 	BEGIN { n = split(order, o, "|"); for (i = 1; i <= n; i++) rank[o[i]] = i
 	        while ((getline line < sysf) > 0) { split(line, f, ","); sc[f[1] "," f[2] "," f[3]] = f[4] } }
@@ -383,11 +385,7 @@ awk -F, -v order="$order" -v csv="$csv" -v sysf="$raw.sys" '
 # ---- The bars of issue 25 as paired ratios: within one repetition every
 # server ran once, back to back, so a ratio of two of them cancels most of
 # the machine's drift, which a ratio of two medians does not.
-awk -F, '
-	function median(v, n,   i, j, t) {
-		for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
-		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-	}
+awk -F, "$awk_median"'
 	# The median over the repetitions of x / y, "-" when no repetition has both.
 	function paired(what, a, b, pt,   r, n, v) {
 		n = 0
