@@ -359,6 +359,78 @@ static void wake_by_data(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+/* Reads with deadlines that data beats, in random order near (50 ms) and
+ * far (10 s), as a server gives every read one: on the fiber models the
+ * timer of one is kept for the next (engine.c: timer_arm). A near timer
+ * kept must not end a later read with a far deadline; a far one must not
+ * hold back a near deadline. */
+enum { KEPT_READS = 3000 };
+
+static void kept_echo(void *arg)
+{
+	int fd = *(int *)arg;
+	char b[64];
+	ssize_t n;
+	while ((n = weft_read(fd, b, sizeof(b), FOREVER)) > 0) {
+		if (b[0] == 's') /* slow: past the near timer the reader kept */
+			WT_CHECK_RC(0, weft_sleep_ns(100 * 1000000));
+		WT_CHECK(weft_write_all(fd, b, (size_t)n, NULL, FOREVER) == n);
+	}
+}
+
+/* Sends one byte and reads its echo with a deadline ms ahead; returns the
+ * read's result. */
+static ssize_t kept_ask(int fd, char what, int64_t ms)
+{
+	char b = what;
+	WT_CHECK(weft_write(fd, &b, 1, FOREVER) == 1);
+	int64_t d = in_ms(ms);
+	ssize_t n = weft_read(fd, &b, 1, d);
+	if (n == WEFT_ETIMEDOUT) { /* a stalled host: legal, and not early */
+		WT_CHECK(weft_clock_ns() >= d);
+		n = weft_read(fd, &b, 1, FOREVER);
+	}
+	WT_CHECK(n == 1 && b == what);
+	return n;
+}
+
+static void kept_reader(void *arg)
+{
+	int fd = *(int *)arg;
+	uint64_t rng = wt_seed();
+	int rounds = WT_SANITIZER ? KEPT_READS / 10 : KEPT_READS;
+	for (int i = 0; i < rounds; i++)
+		kept_ask(fd, 'q', wt_rand_below(&rng, 2) ? 10000 : 50);
+	kept_ask(fd, 'q', 50);
+	int64_t t0 = weft_clock_ns();
+	kept_ask(fd, 's', 60000); /* answered after 100 ms */
+	WT_CHECK(weft_clock_ns() - t0 >= 100 * 1000000);
+	kept_ask(fd, 'q', 10000);
+	char b;
+	int64_t d = in_ms(3);
+	WT_CHECK_RC(WEFT_ETIMEDOUT, (int)weft_read(fd, &b, 1, d));
+	WT_CHECK(weft_clock_ns() - d < 5000 * 1000000LL); /* not the kept 10 s */
+}
+
+static void kept_deadlines(void)
+{
+	int sv[2];
+	pair(sv);
+	weft_rt *rt = wt_create_default();
+	weft_task reader, echo;
+	weft_task_init(&reader, kept_reader, &sv[0]);
+	weft_task_init(&echo, kept_echo, &sv[1]);
+	assert_rc(0, weft_post(rt, &echo));
+	assert_rc(0, weft_post(rt, &reader));
+	assert_rc(0, weft_wait(&reader));
+	assert_rc(0, shutdown(sv[0], SHUT_WR));
+	assert_rc(0, weft_wait(&echo));
+	wt_check_async();
+	assert_rc(0, weft_rt_destroy(rt));
+	assert_rc(0, weft_close(sv[0]));
+	assert_rc(0, weft_close(sv[1]));
+}
+
 /* ------------------------------------------------------------ cancel */
 
 typedef struct victim {
@@ -1040,4 +1112,4 @@ WT_CASES(WT_CASE(echo_10k), WT_CASE(echo_tasks_all), WT_CASE(echo_threads), WT_C
          WT_CASE(wake_by_data), WT_CASE(cancel_race), WT_CASE(cancel_sticks), WT_CASE(fd_reuse),
          WT_CASE(partial_writes), WT_CASE(no_sigpipe), WT_CASE(udp), WT_CASE(accept_connect),
          WT_CASE(wait_fds), WT_CASE(short_read_clears), WT_CASE(close_while_polled),
-         WT_CASE(misuse), WT_CASE(read_on_busy_worker));
+         WT_CASE(misuse), WT_CASE(read_on_busy_worker), WT_CASE(kept_deadlines));

@@ -451,6 +451,102 @@ static void primitive_deadline_race(void)
 	assert_rc(0, weft_rt_destroy(rt));
 }
 
+/* ------------------------------------------------------------ kept timers */
+
+/* On the fiber models a timer outlives a wait that ends before its
+ * deadline and serves the fiber's next timed wait when that deadline is
+ * no earlier (engine.c: timer_arm). So: a kept timer that is due before
+ * the next wait's deadline must not end that wait; one due after it must
+ * not hold it back; sleeps, yields and untimed waits in between keep
+ * their meaning. Two tasks play ping-pong on semaphores, the waiter with
+ * deadlines near (50 ms) and far (10 s) in random order. */
+enum { KEPT_ROUNDS = 2000 };
+static weft_sem ping, pong;
+
+static void kept_poster(void *arg)
+{
+	(void)arg;
+	int rounds = WT_SANITIZER ? KEPT_ROUNDS / 10 : KEPT_ROUNDS;
+	for (int i = 0; i < rounds + 1; i++) { /* the rounds and the near one */
+		WT_CHECK_RC(0, weft_sem_wait(&ping));
+		WT_CHECK_RC(0, weft_sem_post(&pong));
+	}
+	WT_CHECK_RC(0, weft_sem_wait(&ping));
+	WT_CHECK_RC(0, weft_sleep_ns(100 * MS)); /* past the near timer kept */
+	WT_CHECK_RC(0, weft_sem_post(&pong));
+	WT_CHECK_RC(0, weft_sem_wait(&ping)); /* the far one */
+	WT_CHECK_RC(0, weft_sem_post(&pong));
+}
+
+/* A wait on pong with a deadline ns ahead that the poster answers. */
+static void kept_round(int64_t ns)
+{
+	WT_CHECK_RC(0, weft_sem_post(&ping));
+	int64_t d = weft_clock_ns() + ns;
+	int rc = weft_sem_wait_until(&pong, d);
+	if (rc == WEFT_ETIMEDOUT) { /* a stalled host: legal, and not early */
+		WT_CHECK(weft_clock_ns() >= d);
+		WT_CHECK_RC(0, weft_sem_wait(&pong));
+	} else {
+		WT_CHECK_RC(0, rc);
+	}
+}
+
+static void kept_waiter(void *arg)
+{
+	uint64_t rng = (uint64_t)(intptr_t)arg;
+	int rounds = WT_SANITIZER ? KEPT_ROUNDS / 10 : KEPT_ROUNDS;
+	for (int i = 0; i < rounds; i++) {
+		kept_round(wt_rand_below(&rng, 2) ? 10000 * MS : 50 * MS);
+		switch (wt_rand_below(&rng, 8)) {
+		case 0:
+			WT_CHECK_RC(0, weft_yield());
+			break;
+		case 1: {
+			int64_t t0 = weft_clock_ns(), ns = (int64_t)wt_rand_below(&rng, 200000);
+			WT_CHECK_RC(0, weft_sleep_ns(ns));
+			WT_CHECK(weft_clock_ns() - t0 >= ns);
+			break;
+		}
+		}
+	}
+	/* A near timer kept, due long before this wait's deadline and before
+	 * the post (100 ms on): the wait still ends by the post. */
+	kept_round(50 * MS);
+	WT_CHECK_RC(0, weft_sem_post(&ping));
+	int64_t t0 = weft_clock_ns();
+	WT_CHECK_RC(0, weft_sem_wait_until(&pong, t0 + 60000 * MS));
+	WT_CHECK(weft_clock_ns() - t0 >= 100 * MS);
+	/* A far timer kept (10 s): a nearer deadline and a short sleep still
+	 * end in time (check_timeout's bound is 5 s). */
+	kept_round(10000 * MS);
+	int64_t d = weft_clock_ns() + 3 * MS;
+	int rc = weft_sem_wait_until(&pong, d);
+	int64_t late = weft_clock_ns() - d;
+	WT_CHECK_RC(WEFT_ETIMEDOUT, rc);
+	WT_CHECK(late >= 0 && (double)late < LATE_AT_MOST_S * 1e9);
+	t0 = weft_clock_ns();
+	WT_CHECK_RC(0, weft_sleep_ns(3 * MS));
+	int64_t slept = weft_clock_ns() - t0;
+	WT_CHECK(slept >= 3 * MS && (double)slept < LATE_AT_MOST_S * 1e9);
+}
+
+static void kept_timers(void)
+{
+	weft_rt *rt = wt_create_default();
+	assert_rc(0, weft_sem_init(&ping, 0));
+	assert_rc(0, weft_sem_init(&pong, 0));
+	weft_task waiter, poster;
+	assert_rc(0, weft_task_init(&waiter, kept_waiter, (void *)(intptr_t)wt_seed()));
+	assert_rc(0, weft_task_init(&poster, kept_poster, NULL));
+	assert_rc(0, weft_post(rt, &waiter));
+	assert_rc(0, weft_post(rt, &poster));
+	assert_rc(0, weft_wait_all(rt));
+	wt_check_async();
+	assert_int_equal(0, weft_sem_value(&pong));
+	assert_rc(0, weft_rt_destroy(rt));
+}
+
 WT_CASES(WT_CASE(task_and_group_from_thread), WT_CASE(from_tasks),
          WT_CASE(deadlines_race_completion), WT_CASE(chan_timeouts), WT_CASE(chan_deadline_race),
-         WT_CASE(primitive_timeouts), WT_CASE(primitive_deadline_race));
+         WT_CASE(primitive_timeouts), WT_CASE(primitive_deadline_race), WT_CASE(kept_timers));

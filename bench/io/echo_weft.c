@@ -1,7 +1,10 @@
 /* echo_weft: a TCP echo server on weft's I/O calls (weft/io.h), for the
  * echo benchmark beside Go's, Tokio's and a plain epoll loop.
  *
- *   echo_weft --port N     listen on 127.0.0.1:N and echo every connection
+ *   echo_weft --port N [--timeout S]
+ *                          listen on 127.0.0.1:N and echo every connection;
+ *                          with --timeout, every call has a deadline S seconds
+ *                          ahead, as docs/io.md's server has (30 there)
  *   echo_weft --help | --version
  *
  * The model and the workers come from WEFT_MODEL and WEFT_WORKERS (and the
@@ -43,14 +46,21 @@ static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static conn **chunks;
 static size_t nchunks, nconns;
 static int stopping;
+static int64_t timeout_ns; /* 0: no deadline (INT64_MAX) */
+
+static int64_t deadline(void)
+{
+	return timeout_ns ? weft_clock_ns() + timeout_ns : INT64_MAX;
+}
 
 static void serve(void *arg)
 {
 	conn *c = arg;
 	char buf[4096];
 	for (;;) {
-		ssize_t n = weft_recv(c->fd, buf, sizeof(buf), 0, INT64_MAX);
-		if (n <= 0 || weft_write_all(c->fd, buf, (size_t)n, NULL, INT64_MAX) < 0)
+		int64_t until = deadline();
+		ssize_t n = weft_recv(c->fd, buf, sizeof(buf), 0, until);
+		if (n <= 0 || weft_write_all(c->fd, buf, (size_t)n, NULL, until) < 0)
 			break;
 	}
 	pthread_mutex_lock(&conns_lock);
@@ -125,13 +135,16 @@ static void acceptor(void *arg)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"port", required_argument, NULL, 'p'},
+	                                     {"timeout", required_argument, NULL, 't'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {"version", no_argument, NULL, BENCH_OPT_VERSION},
 	                                     {NULL, 0, NULL, 0}};
-	const char *usage = "usage: " PROG " --port N\n"
+	const char *usage = "usage: " PROG " --port N [--timeout S]\n"
 	                    "       " PROG " --help | --version\n"
 	                    "A TCP echo server on weft's I/O calls, listening on 127.0.0.1:N;\n"
 	                    "the model and workers come from WEFT_MODEL and WEFT_WORKERS.\n"
+	                    "--timeout S gives every call a deadline S seconds ahead (1 to\n"
+	                    "3600), as the server of docs/io.md does; default none.\n"
 	                    "SIGTERM or SIGINT ends it (status 0).\n";
 	unsigned long long port = 0;
 	bool have_port = false;
@@ -146,6 +159,17 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			have_port = true;
+			continue;
+		}
+		if (c == 't') {
+			unsigned long long s;
+			if (!cli_parse_u64(optarg, 1, 3600, &s)) {
+				fprintf(stderr,
+				        "%s: --timeout wants seconds from 1 to 3600, not '%s'\n",
+				        PROG, optarg);
+				return 2;
+			}
+			timeout_ns = (int64_t)s * 1000000000;
 			continue;
 		}
 		return bench_help_version_or_error(PROG, c, argv, opts, usage);

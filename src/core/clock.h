@@ -8,6 +8,7 @@
 #ifndef WEFT_SRC_CORE_CLOCK_H
 #define WEFT_SRC_CORE_CLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -16,6 +17,43 @@ static inline int64_t weft__now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* How far behind CLOCK_MONOTONIC the coarse clock may be (twice its
+ * resolution: the time at the last tick), or 0 when there is none
+ * (clock.c). */
+int64_t weft__coarse_lag_ns(void);
+
+static inline int64_t weft__coarse_now_ns(void)
+{
+	struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+#else
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Whether deadline has passed. Most deadlines are none or far (seconds
+ * ahead, as a server gives every read), and the coarse clock tells those
+ * apart: it reads the time of the last tick, 6 ns a read on the
+ * development VM against 41 for the precise one, and lags it by at most
+ * weft__coarse_lag_ns. Only a deadline that close to now reads the
+ * precise clock. (A kernel that stops the tick on a busy CPU, nohz_full,
+ * can hold the coarse clock back longer: a deadline then passes up to
+ * that much late where a worker is busy.) */
+static inline bool weft__passed(int64_t deadline)
+{
+	if (deadline == INT64_MAX)
+		return false;
+	int64_t coarse = weft__coarse_now_ns();
+	if (deadline <= coarse)
+		return true;
+	int64_t lag = weft__coarse_lag_ns();
+	if (lag > 0 && deadline - coarse > lag)
+		return false;
+	return deadline <= weft__now_ns();
 }
 
 /* a + b, clamped to [INT64_MIN, INT64_MAX]. */

@@ -107,7 +107,11 @@ typedef struct weft__fiber {
 	 * their length: an I/O wait with a deadline (its timer is the
 	 * worker's), a file call on the worker's io_uring. */
 	_Atomic int pins;
+	/* Its timer, and the deadline of the timed wait in progress
+	 * (INT64_MAX between timed waits): the timer may outlive its wait and
+	 * fire early (engine.c: timer_arm). */
 	weft__timer timer;
+	int64_t due;
 	int wait_fd;             /* fd of a wait_fd in progress, or -1 */
 	_Atomic int wait_result; /* written by the waker or the timer side, read by the fiber */
 	struct weft__fiber *next_spare;

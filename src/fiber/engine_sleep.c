@@ -58,10 +58,20 @@ void weft__fworker_expire_timers(weft__fworker *w)
 {
 	if (!w->timers.root)
 		return;
+	/* Between any two tasks: most often the earliest timer is far. */
+	if (!w->virtual_time && !weft__passed(w->timers.root->deadline))
+		return;
 	int64_t now = clock_now(w);
 	weft__timer *tm;
 	while ((tm = weft__timers_pop_expired(&w->timers, now))) {
 		weft__fiber *f = (weft__fiber *)((char *)tm - offsetof(weft__fiber, timer));
+		if (f->due > now) {
+			/* Kept from an earlier wait (engine.c: timer_arm): back
+			 * in at this wait's deadline, or gone between waits. */
+			if (f->due != INT64_MAX)
+				weft__timers_add(&w->timers, &f->timer, f->due);
+			continue;
+		}
 		if (f->wait_fd >= 0) {
 			weft__poller_disarm(&w->poller, f->wait_fd);
 			f->wait_fd = -1;

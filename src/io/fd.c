@@ -409,7 +409,7 @@ static inline __attribute__((always_inline)) int fiber_wait(weft__iowait *recs, 
 	}
 	bool timed_out = false, claimed = false;
 	if (rc == 0 && now_ready == 0) {
-		if (cached && deadline != INT64_MAX && deadline <= weft__now_ns()) {
+		if (cached && weft__passed(deadline)) {
 			timed_out = true;
 		} else {
 			/* The fd's report comes from this worker's poller, and

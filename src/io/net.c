@@ -228,7 +228,7 @@ static inline __attribute__((always_inline)) ssize_t transfer(int fd, const op *
 			return WEFT_ESYSTEM;
 		if (fiber) {
 			weft__fd_clear(s, seen, bit); /* the next round waits */
-			if (deadline <= weft__now_ns())
+			if (weft__passed(deadline))
 				return WEFT_ETIMEDOUT;
 		} else if ((rc = weft__fd_wait(s, fd, seq, events, deadline)) != 0) {
 			return rc;

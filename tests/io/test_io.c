@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "core/clock.h"
 #include "core/internal.h"
 #include "io/poller.h"
 #include "io/timers.h"
@@ -176,12 +177,33 @@ static void prefetch_any_fd(void **state)
 	weft__io_prefetch_waiter(fd[0]); /* closed */
 }
 
+/* weft__passed: the ends of time, and never true before the deadline
+ * (the coarse clock that answers for far deadlines lags the precise one,
+ * never leads it); a deadline a few ms ahead passes within a second. */
+static void deadline_passed(void **state)
+{
+	(void)state;
+	assert_false(weft__passed(INT64_MAX));
+	assert_true(weft__passed(INT64_MIN));
+	assert_true(weft__passed(0));
+	assert_true(weft__passed(weft__now_ns()));
+	assert_false(weft__passed(weft__now_ns() + 3600 * 1000000000LL));
+	assert_true(weft__coarse_lag_ns() >= 0);
+	for (int round = 0; round < 200; round++) {
+		int64_t t0 = weft__now_ns(), d = t0 + (int64_t)(next_rand() % 5000000);
+		while (!weft__passed(d))
+			assert_true(weft__now_ns() - t0 < 1000000000LL); /* no stuck clock */
+		assert_true(weft__now_ns() >= d);
+		assert_true(weft__coarse_now_ns() <= weft__now_ns());
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest all[] = {
 	        cmocka_unit_test(timers_random),   cmocka_unit_test(timers_equal_deadlines_fifo),
 	        cmocka_unit_test(poller_pipe),     cmocka_unit_test(poller_timeout_and_wake),
-	        cmocka_unit_test(prefetch_any_fd),
+	        cmocka_unit_test(prefetch_any_fd), cmocka_unit_test(deadline_passed),
 	};
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
