@@ -361,7 +361,7 @@ static void wake_by_data(void)
 
 /* Reads with deadlines that data beats, in random order near (50 ms) and
  * far (10 s), as a server gives every read one: on the fiber models the
- * timer of one is kept for the next (engine.c: timer_arm). A near timer
+ * timer of one is kept for the next (engine.h: weft__fiber_timer_arm). A near timer
  * kept must not end a later read with a far deadline; a far one must not
  * hold back a near deadline. */
 enum { KEPT_READS = 3000 };

@@ -455,7 +455,7 @@ static void primitive_deadline_race(void)
 
 /* On the fiber models a timer outlives a wait that ends before its
  * deadline and serves the fiber's next timed wait when that deadline is
- * no earlier (engine.c: timer_arm). So: a kept timer that is due before
+ * no earlier (engine.h: weft__fiber_timer_arm). So: a kept timer that is due before
  * the next wait's deadline must not end that wait; one due after it must
  * not hold it back; sleeps, yields and untimed waits in between keep
  * their meaning. Two tasks play ping-pong on semaphores, the waiter with

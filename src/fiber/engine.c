@@ -149,45 +149,6 @@ static weft__fworker *here(weft__fiber *f)
 	return atomic_load_explicit(&f->home, memory_order_relaxed);
 }
 
-/* A timer outlives the timed wait it was armed for: a wait that ends
- * before its deadline leaves it in the heap (due INT64_MAX), and the
- * fiber's next timed wait keeps it when its deadline is no earlier, so
- * that a server giving every read a deadline seconds ahead pays no heap
- * operation per read. (Removing the timer of each read that came in time
- * cost a heap repair over other fibers' cold records: 0.6 µs of 14 an
- * echo at 1,000 connections, perf, 2026-11-29.) Such a timer fires early
- * and goes back in at the wait's deadline (weft__fworker_expire_timers);
- * any other park, a yield or the end of the task drops it, so that a
- * kept timer never holds a queued fiber to its worker: between waits it
- * is the worker's only while the fiber runs. Under a virtual clock an
- * early timer would move the clock: there it goes at once. */
-static void timer_arm(weft__fworker *w, weft__fiber *f, int64_t due)
-{
-	f->due = due;
-	if (f->timer.armed) {
-		if (f->timer.deadline <= due && !w->virtual_time)
-			return;
-		weft__timers_remove(&w->timers, &f->timer);
-	}
-	weft__timers_add(&w->timers, &f->timer, due);
-}
-
-/* The timed wait is over (woken, or its timer fired). */
-static void timer_done(weft__fworker *w, weft__fiber *f)
-{
-	f->due = INT64_MAX;
-	if (w->virtual_time)
-		weft__timers_remove(&w->timers, &f->timer);
-}
-
-/* Before a park without a deadline, a yield, or when the task ends. */
-static void timer_drop(weft__fworker *w, weft__fiber *f)
-{
-	if (__builtin_expect(f->timer.armed, 0))
-		weft__timers_remove(&w->timers, &f->timer);
-	f->due = INT64_MAX;
-}
-
 /* A loop fiber with a stack of its own: a spare, or a new one; NULL when
  * the system refuses a stack. */
 static weft__fiber *spare_or_new(weft__fworker *w)
@@ -299,7 +260,7 @@ static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 	bool ran = weft__run_task(w->rt, t);
 	w = here(f); /* it may have parked and moved */
 	weft__tls.nopreempt++;
-	timer_drop(w, f);
+	weft__fiber_timer_drop(w, f);
 	weft__tls.nopreempt--;
 	trace(w, WEFT__TRACE_END, NULL, false);
 	weft__count(&w->cancelled, !ran);
@@ -572,7 +533,7 @@ void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 {
 	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
-	timer_drop(w, f);
+	weft__fiber_timer_drop(w, f);
 	weft__tls.nopreempt--;
 	park(w, f, why);
 }
@@ -587,14 +548,14 @@ bool weft__fiber_park_until(weft__fiber *f, weft__wait_reason why, int64_t deadl
 	                      ? weft__sat_add(w->vnow, weft__sat_sub(deadline_ns, weft__now_ns()))
 	                      : deadline_ns;
 	f->wait_result = 0;
-	timer_arm(w, f, due);
+	weft__fiber_timer_arm(w, f, due);
 	/* The timer and the waker may both unpark it: the second wake-up
 	 * lands while it is queued (READY_WOKEN) and must be kept. */
 	f->rewakable = true;
 	weft__fiber_pin_set(f, true); /* its timer is w's */
 	park(w, f, why);
 	bool woken = f->wait_result != WEFT_ETIMEDOUT;
-	timer_done(w, f);
+	weft__fiber_timer_done(w, f);
 	weft__fiber_pin_set(f, false);
 	nopreempt_add(-1);
 	return woken;
@@ -660,7 +621,7 @@ void weft__fiber_yield(void)
 	weft__fiber *f = weft__fiber_current();
 	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
-	timer_drop(w, f);
+	weft__fiber_timer_drop(w, f);
 	trace(w, WEFT__TRACE_YIELD, NULL, false);
 	/* A fiber that yields is in no wait queue (weft queues a waiter only
 	 * right before parking it), so nobody can wake it meanwhile. */
@@ -675,10 +636,10 @@ void weft__fiber_sleep(int64_t ns)
 	weft__fiber *f = weft__fiber_current();
 	weft__fworker *w = here(f);
 	weft__tls.nopreempt++;
-	timer_arm(w, f, weft__sat_add(clock_now(w), ns));
+	weft__fiber_timer_arm(w, f, weft__sat_add(clock_now(w), ns));
 	weft__fiber_pin_set(f, true); /* its timer is w's until it fires (on w) */
 	park(w, f, WEFT__WAIT_SLEEP);
-	timer_done(w, f);
+	weft__fiber_timer_done(w, f);
 	nopreempt_add(-1);
 }
 
@@ -694,9 +655,9 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	f->wait_fd = fd;
 	f->wait_result = 0;
 	if (timeout_ns >= 0)
-		timer_arm(w, f, weft__sat_add(clock_now(w), timeout_ns));
+		weft__fiber_timer_arm(w, f, weft__sat_add(clock_now(w), timeout_ns));
 	else
-		timer_drop(w, f);
+		weft__fiber_timer_drop(w, f);
 	weft__fworker_fd_waits_add(w, 1);
 	/* Its fd interest and timer are w's until fd_ready or the timer
 	 * (on w) took both away: then it may move. */

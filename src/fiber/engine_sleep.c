@@ -66,7 +66,7 @@ void weft__fworker_expire_timers(weft__fworker *w)
 	while ((tm = weft__timers_pop_expired(&w->timers, now))) {
 		weft__fiber *f = (weft__fiber *)((char *)tm - offsetof(weft__fiber, timer));
 		if (f->due > now) {
-			/* Kept from an earlier wait (engine.c: timer_arm): back
+			/* Kept from an earlier wait (engine.h: weft__fiber_timer_arm): back
 			 * in at this wait's deadline, or gone between waits. */
 			if (f->due != INT64_MAX)
 				weft__timers_add(&w->timers, &f->timer, f->due);
@@ -167,11 +167,6 @@ void weft__fworker_poll_busy(weft__fworker *w)
 	polled(w, reported);
 	if (reported > 1 && w->ops->reported)
 		w->ops->reported(w);
-}
-
-bool weft__fworker_has_pending(weft__fworker *w)
-{
-	return w->timers.root != NULL || weft__fworker_fd_waiting(w);
 }
 
 /* Sleeps in the poller until the next timer, an fd event or a wake-up.
