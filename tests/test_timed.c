@@ -513,8 +513,8 @@ static void kept_waiter(void *arg)
 	/* A near timer kept, due long before this wait's deadline and before
 	 * the post (100 ms on): the wait still ends by the post. */
 	kept_round(50 * MS);
+	int64_t t0 = weft_clock_ns(); /* before the poster can start its sleep */
 	WT_CHECK_RC(0, weft_sem_post(&ping));
-	int64_t t0 = weft_clock_ns();
 	WT_CHECK_RC(0, weft_sem_wait_until(&pong, t0 + 60000 * MS));
 	WT_CHECK(weft_clock_ns() - t0 >= 100 * MS);
 	/* A far timer kept (10 s): a nearer deadline and a short sleep still
