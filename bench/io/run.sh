@@ -41,6 +41,8 @@
 #   weft_waitfd mn w1     echo_weft_waitfd, WEFT_MODEL=mn WEFT_WORKERS=1 pinned
 #   weft_waitfd mn w2     echo_weft_waitfd, WEFT_MODEL=mn WEFT_WORKERS=2 CPUs 0,1
 #   weft fibers / mn w1 / mn w2   echo_weft (weft/io.h), the same three, when built
+#   weft fibers dl / mn w1 dl     echo_weft --timeout 30: a deadline 30 s ahead
+#                         on every call, as docs/io.md's server has      pinned
 #   go p1 / go p2         go/ (goroutine per connection), GOMAXPROCS=1 pinned,
 #                         GOMAXPROCS=2 on CPUs 0,1
 #   tokio ct / tokio mt2  tokio/ (task per connection), current_thread pinned,
@@ -164,6 +166,8 @@ for m in "fibers|$scpu|WEFT_MODEL=fibers WEFT_WORKERS=1" "mn w1|$scpu|WEFT_MODEL
 	IFS='|' read -r ml mc me <<<"$m"
 	servers+=("weft_waitfd $ml|$mc|$me|$dir/echo_weft_waitfd")
 	[[ -x $dir/echo_weft ]] && servers+=("weft $ml|$mc|$me|$dir/echo_weft")
+	[[ -x $dir/echo_weft && $ml != "mn w2" ]] &&
+		servers+=("weft $ml dl|$mc|$me|$dir/echo_weft --timeout 30")
 done
 if ((have_go)); then
 	servers+=("go p1|$scpu|GOMAXPROCS=1|$dir/echo-go" "go p2|$both|GOMAXPROCS=2|$dir/echo-go")
@@ -397,9 +401,9 @@ awk -F, "$awk_median"'
 	{ pt = $2 "," $3; rps[$1, pt, $4] = $5; p99[$1, pt, $4] = $7; if ($4 > maxrep) maxrep = $4
 	  if (!(pt in seen)) { seen[pt] = 1; pts[++np] = pt } }
 	END {
-		split("weft fibers|weft mn w1", weft, "|")
+		nw = split("weft fibers|weft mn w1|weft fibers dl|weft mn w1 dl", weft, "|")
 		lines = 0
-		for (i = 1; i <= np; i++) for (w = 1; w <= 2; w++) {
+		for (i = 1; i <= np; i++) for (w = 1; w <= nw; w++) {
 			pt = pts[i]; split(pt, f, ",")
 			tokio = paired(rps, weft[w], "tokio ct", pt); go = paired(rps, weft[w], "go p1", pt)
 			c = f[1] == 1 ? paired(rps, weft[w], "echo_epoll", pt) : ""
@@ -413,7 +417,7 @@ awk -F, "$awk_median"'
 				print "| server | conns | bytes | x Tokio | x Go | x C epoll | p99 / Go |"
 				print "| --- | --- | --- | --- | --- | --- | --- |"
 			}
-			printf "| %-11s | %5s | %4s | %5s | %5s | %5s | %5s |\n", weft[w], f[1], f[2], tokio, go, c == "" ? "" : c, tail
+			printf "| %-14s | %5s | %4s | %5s | %5s | %5s | %5s |\n", weft[w], f[1], f[2], tokio, go, c == "" ? "" : c, tail
 		}
 	}' "$raw"
 echo
