@@ -8,8 +8,9 @@
 # bars of issue 25 as medians of per-repetition ratios, and writes a
 # CSV.
 #
-#   bench/io/run.sh [BUILD_DIR] [--quick | --smoke] [--reps R] [--seconds S]
-#                   [--warmup S] [--conns LIST] [--sizes LIST] [--only LIST]
+#   bench/io/run.sh [BUILD_DIR] [--quick | --smoke] [--reps R] [--instances K]
+#                   [--seconds S] [--warmup S] [--conns LIST] [--sizes LIST]
+#                   [--only LIST]
 #                   [--no-runtimes] [--no-syscalls] [--no-acceptor]
 #                   [--csv FILE]
 #
@@ -19,6 +20,13 @@
 #   --smoke        the ctest smoke test: 20 connections, 64 bytes, one short
 #                  repetition, echo_epoll and echo_weft_waitfd (fibers) only
 #   --reps R       repetitions; the table has medians (default 3)
+#   --instances K  K processes of every server, each driven in every
+#                  repetition (default 1). One process of a server can run
+#                  10% faster or slower than the next for as long as it
+#                  lives (where its memory landed), which repetitions of
+#                  that one process do not average out: the medians and
+#                  the paired ratios are then over instances x repetitions,
+#                  instance j of one server paired with instance j of another
 #   --seconds S    timed window per run (default 2; warm-up 0.5 before it)
 #   --conns LIST   connections, commas (default 1,100,1000,10000)
 #   --sizes LIST   message bytes, commas (default 64,512,4096)
@@ -71,7 +79,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../../scripts/cli.sh"
 cli_help_version run.sh "$here/../.." "$0" "$@"
 
-build=build/release reps=3 seconds=2 warmup=0.5 conns=1,100,1000,10000 sizes=64,512,4096
+build=build/release reps=3 instances=1 seconds=2 warmup=0.5 conns=1,100,1000,10000 sizes=64,512,4096
 only="" runtimes=1 syscalls=1 acceptor=1 csv="" smoke=0
 while (($#)); do
 	case "$1" in
@@ -79,6 +87,7 @@ while (($#)); do
 	--smoke) smoke=1 conns=20 sizes=64 reps=1 seconds=0.3 warmup=0.1 runtimes=0 syscalls=0
 		acceptor=0 only="echo_epoll,weft_waitfd fibers" ;;
 	--reps) reps=${2:?}; shift ;;
+	--instances) instances=${2:?}; shift ;;
 	--seconds) seconds=${2:?}; shift ;;
 	--warmup) warmup=${2:?}; shift ;;
 	--conns) conns=${2:?}; shift ;;
@@ -94,6 +103,8 @@ while (($#)); do
 	shift
 done
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --reps needs a positive integer" >&2; exit 2; }
+[[ $instances =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "run.sh: --instances needs a positive integer" >&2; exit 2; }
 [[ $conns =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ && $sizes =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
 	{ echo "run.sh: --conns and --sizes need positive integers, commas between" >&2; exit 2; }
 [[ -d $build ]] || { echo "run.sh: error: no build directory $build" >&2; exit 1; }
@@ -187,6 +198,15 @@ if [[ -n $only ]]; then
 	servers=("${kept[@]}")
 fi
 ((${#servers[@]})) || { echo "run.sh: error: no server left (--only '$only')" >&2; exit 1; }
+# Every server's instances, side by side; inst[i]: which instance entry i is.
+copies=() inst=()
+for s in "${servers[@]}"; do
+	for ((j = 1; j <= instances; j++)); do
+		copies+=("$s")
+		inst+=("$j")
+	done
+done
+servers=("${copies[@]}")
 
 raw=$(mktemp)
 pids=()
@@ -325,12 +345,14 @@ for c in "${conn_list[@]}"; do
 					error "$label at $c connections x $s bytes: the load failed (status $rc)"
 					continue
 				fi
-				echo "$label,$c,$s,$r,${out// /,}" >>"$raw"
+				# Instance j's repetition r is repetition (r-1)K+j of its server.
+				echo "$label,$c,$s,$(((r - 1) * instances + inst[i])),${out// /,}" >>"$raw"
 			done
 		done
 		if ((syscalls)) && [[ -z ${skip_point[$c]:-} ]]; then
 			for ((i = 0; i < ns; i++)); do
 				kill -0 "${pids[$i]}" 2>/dev/null || continue
+				((inst[i] == 1)) || continue # the count is the program's, not the draw's
 				label=${servers[$i]%%|*}
 				if n=$(count_syscalls "$i" "$c" "$s"); then
 					echo "$label,$c,$s,$n" >>"$raw.sys"
@@ -352,10 +374,12 @@ awk_median='
 		for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
 		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 	}'
-order=$(for s in "${servers[@]}"; do echo "${s%%|*}"; done | paste -sd'|' -)
+order=$(for s in "${servers[@]}"; do echo "${s%%|*}"; done | awk '!seen[$0]++' | paste -sd'|' -)
 touch "$raw.sys"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-echo "Echo servers, closed loop: median of $reps interleaved repetitions, ${seconds} s windows after ${warmup} s warm-up"
+drawn=""
+((instances > 1)) && drawn=" of each of $instances instances of every server"
+echo "Echo servers, closed loop: median of $reps interleaved repetitions$drawn, ${seconds} s windows after ${warmup} s warm-up"
 echo "machine: $ncpu CPUs, ${cpu:-unknown CPU}, Linux $(uname -r); server on CPU $scpu (2-worker servers on $both), load on CPU $lcpu"
 echo "peers: go ${go_version:-not run}; tokio ${tokio_version:-not run}; system calls counted with: $sc_tool"
 echo "load average (1, 5, 15 min): $load_before before, $load_after after; ${elapsed_s} s"
