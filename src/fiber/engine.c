@@ -259,9 +259,7 @@ static void run_on(weft__fworker *w, weft__fiber *f, weft_task *t)
 	trace(w, WEFT__TRACE_BEGIN, t, true);
 	bool ran = weft__run_task(w->rt, t);
 	w = here(f); /* it may have parked and moved */
-	weft__tls.nopreempt++;
 	weft__fiber_timer_drop(w, f);
-	weft__tls.nopreempt--;
 	trace(w, WEFT__TRACE_END, NULL, false);
 	weft__count(&w->cancelled, !ran);
 	atomic_store_explicit(&w->finished, w->finished + 1, memory_order_release);
@@ -532,9 +530,7 @@ static inline __attribute__((always_inline)) void park(weft__fworker *w, weft__f
 void weft__fiber_park(weft__fiber *f, weft__wait_reason why)
 {
 	weft__fworker *w = here(f);
-	weft__tls.nopreempt++;
 	weft__fiber_timer_drop(w, f);
-	weft__tls.nopreempt--;
 	park(w, f, why);
 }
 
@@ -663,7 +659,7 @@ int weft__fiber_wait_fd(int fd, short events, int64_t timeout_ns)
 	 * (on w) took both away: then it may move. */
 	weft__fiber_pin_set(f, true);
 	park(w, f, WEFT__WAIT_FD);
-	f->due = INT64_MAX; /* fd_ready took the timer, or it fired */
+	weft__fiber_timer_done(w, f); /* fd_ready took the timer, or it fired */
 	nopreempt_add(-1);
 	return f->wait_result;
 }
